@@ -1,0 +1,50 @@
+// smprof: an in-process profiler for deep-learning training.
+//
+//   smprof::Config config;
+//   config.Set("RecordFile", "traces/rank%r_%p.smprof");
+//   if (smprof::Status s = smprof::Start(config); !s.ok()) { ... }
+//   {
+//     SMPROF_ANNOTATE("forward");   // an RAII scope, see annotate.h
+//     ...
+//   }
+//   smprof::Stop();                 // flushes and closes the trace file
+//
+// Start/Stop may be repeated; each session writes a new file. Everything is
+// process-wide and thread-safe. Errors are returned as Status, never thrown.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "smprof/annotate.h"
+#include "smprof/config.h"
+#include "smprof/status.h"
+
+namespace smprof {
+
+// The library's version, "MAJOR.MINOR.PATCH".
+const char* Version();
+
+// Starts a profiling session with `config` (see config.h). Fails with
+// kInvalidArgument on a bad configuration, kFailedPrecondition if a session
+// is already running, kIoError if the trace file cannot be created.
+Status Start(const Config& config);
+
+// Stops the running session: flushes every buffered event, writes the footer
+// and closes the file. Fails with kFailedPrecondition if nothing is running.
+Status Stop();
+
+// True between a successful Start and the matching Stop.
+bool IsProfiling();
+
+// What the last (or current) session wrote. Zero before any session.
+struct SessionStats {
+  std::string path;                     // the trace file
+  std::uint64_t annotations_written = 0;
+  std::uint64_t annotations_dropped = 0;  // pool exhausted: see BucketCount
+  std::uint64_t frames_written = 0;
+  std::uint64_t bytes_written = 0;
+};
+SessionStats LastSessionStats();
+
+}  // namespace smprof

@@ -1,0 +1,53 @@
+/* The C API of libsmprof, for bindings from other languages.
+ *
+ * Mirrors smprof.h: every function returns 0 on success or a positive
+ * smprof_status code; smprof_last_error() gives the message of the last
+ * failure on the calling thread.
+ *
+ *   const char* keys[] = {"RecordFile"};
+ *   const char* values[] = {"out/rank%r.smprof"};
+ *   if (smprof_start(keys, values, 1) != 0) fprintf(stderr, "%s\n", smprof_last_error());
+ *   uint64_t h = smprof_annotation_begin("step");
+ *   smprof_annotation_end(h);
+ *   smprof_stop();
+ */
+#ifndef SMPROF_SMPROF_C_H_
+#define SMPROF_SMPROF_C_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum smprof_status {
+  SMPROF_OK = 0,
+  SMPROF_INVALID_ARGUMENT = 1,
+  SMPROF_FAILED_PRECONDITION = 2,
+  SMPROF_IO_ERROR = 3,
+  SMPROF_INTERNAL = 4,
+};
+
+/* The message of the calling thread's last failed call ("" if none). */
+const char* smprof_last_error(void);
+const char* smprof_version(void);
+
+/* Starts a session with `count` key/value configuration pairs. */
+int smprof_start(const char* const* keys, const char* const* values, size_t count);
+int smprof_stop(void);
+int smprof_is_profiling(void);
+
+/* Interns a name once; use the id with smprof_annotation_begin_id. */
+uint32_t smprof_intern_name(const char* name);
+/* Opens a range; returns 0 (a no-op handle) when not profiling. */
+uint64_t smprof_annotation_begin(const char* name);
+uint64_t smprof_annotation_begin_id(uint32_t name_id);
+/* Closes a range; returns an smprof::EndResult value (0 when recorded in order). */
+int smprof_annotation_end(uint64_t handle);
+
+#ifdef __cplusplus
+}  /* extern "C" */
+#endif
+
+#endif  /* SMPROF_SMPROF_C_H_ */

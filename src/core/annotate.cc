@@ -1,0 +1,131 @@
+// The annotation API: RAII scopes (EnterScope/ExitScope) and handle ranges.
+#include "smprof/annotate.h"
+
+#include <algorithm>
+#include <mutex>
+#include <string>
+
+#include "core/name_table.h"
+#include "core/recorder.h"
+#include "core/warnings.h"
+
+namespace smprof {
+
+namespace internal {
+
+std::atomic<bool> g_recording{false};
+
+namespace {
+
+constexpr int kSeqBits = 40;
+constexpr std::uint64_t kSeqMask = (std::uint64_t{1} << kSeqBits) - 1;
+constexpr std::size_t kMaxOpenRangesPerThread = 4096;
+
+std::uint16_t ClampDepth(std::uint32_t depth) {
+  return static_cast<std::uint16_t>(std::min<std::uint32_t>(depth, 0xffff));
+}
+
+void Record(ThreadState* writer, std::uint32_t tid, NameId name, std::int64_t start_ns,
+            std::int64_t end_ns, std::uint16_t depth) {
+  Recorder::Get().Append(writer, AnnotationRecord{start_ns, end_ns - start_ns, name, tid, depth, 0, 0});
+}
+
+// Removes the range `seq` from `owner`'s open ranges; caller holds its lock.
+EndResult TakeOpenRange(ThreadState* owner, std::uint64_t seq, OpenRange* range) {
+  auto& open = owner->open;
+  auto it = std::find_if(open.rbegin(), open.rend(), [seq](const OpenRange& r) { return r.seq == seq; });
+  if (it == open.rend()) return EndResult::kUnknownHandle;
+  const bool innermost = it == open.rbegin();
+  *range = *it;
+  open.erase(std::next(it).base());
+  owner->open_count.store(static_cast<std::uint32_t>(open.size()), std::memory_order_relaxed);
+  if (innermost) return EndResult::kOk;
+  WarnOnce("end-out-of-order", "annotation '" + NameTable::Get().Lookup(range->name) +
+                                   "' was ended while ranges opened after it were still open; "
+                                   "it is recorded, its inner ranges stay open");
+  return EndResult::kOutOfOrder;
+}
+
+}  // namespace
+
+ThreadState* EnterScope(std::uint16_t* depth) noexcept {
+  ThreadState* thread = Recorder::Get().Current();
+  if (thread == nullptr) return nullptr;
+  *depth = ClampDepth(thread->scope_depth + thread->open_count.load(std::memory_order_relaxed));
+  ++thread->scope_depth;
+  return thread;
+}
+
+void ExitScope(ThreadState* thread, NameId name, std::int64_t start_ns, std::uint16_t depth) noexcept {
+  const std::int64_t end_ns = NowNs();
+  if (thread->scope_depth > 0) --thread->scope_depth;
+  if (!g_recording.load(std::memory_order_relaxed)) return;
+  Record(thread, thread->tid, name, start_ns, end_ns, depth);
+}
+
+}  // namespace internal
+
+using internal::Recorder;
+using internal::ThreadState;
+
+NameId InternName(std::string_view name) { return internal::NameTable::Get().Intern(name); }
+
+AnnotationHandle AnnotationBegin(std::string_view name) {
+  if (!internal::g_recording.load(std::memory_order_relaxed)) return 0;
+  return AnnotationBegin(InternName(name));
+}
+
+AnnotationHandle AnnotationBegin(NameId name) {
+  if (!internal::g_recording.load(std::memory_order_relaxed)) return 0;
+  ThreadState* thread = Recorder::Get().Current();
+  if (thread == nullptr) return 0;
+  std::lock_guard<std::mutex> lock(thread->open_mutex);
+  if (thread->open.size() >= internal::kMaxOpenRangesPerThread) {
+    internal::WarnOnce("too-many-open", "more than 4096 annotation ranges open on one thread; "
+                                        "new ones are ignored until some are ended");
+    return 0;
+  }
+  const std::uint64_t seq = thread->next_seq++ & internal::kSeqMask;
+  const auto depth = internal::ClampDepth(thread->scope_depth + static_cast<std::uint32_t>(thread->open.size()));
+  thread->open.push_back(internal::OpenRange{seq, internal::NowNs(), name, depth});
+  thread->open_count.store(static_cast<std::uint32_t>(thread->open.size()), std::memory_order_relaxed);
+  return (static_cast<std::uint64_t>(thread->index) << internal::kSeqBits) | seq;
+}
+
+EndResult AnnotationEnd(AnnotationHandle handle) {
+  if (handle == 0) return EndResult::kNotProfiling;
+  const std::int64_t end_ns = internal::NowNs();
+  const auto index = static_cast<std::uint32_t>(handle >> internal::kSeqBits);
+  const std::uint64_t seq = handle & internal::kSeqMask;
+  ThreadState* self = Recorder::Get().Current();
+  if (self == nullptr) return EndResult::kNotProfiling;
+
+  internal::OpenRange range{};
+  std::uint32_t owner_tid = 0;
+  EndResult result;
+  if (self->index == index) {
+    std::lock_guard<std::mutex> lock(self->open_mutex);
+    result = internal::TakeOpenRange(self, seq, &range);
+    owner_tid = self->tid;
+  } else {
+    std::lock_guard<std::mutex> registry_lock(Recorder::Get().registry_mutex());
+    ThreadState* owner = Recorder::Get().FindLocked(index);
+    if (owner == nullptr) {
+      result = EndResult::kUnknownHandle;
+    } else {
+      std::lock_guard<std::mutex> lock(owner->open_mutex);
+      result = internal::TakeOpenRange(owner, seq, &range);
+      owner_tid = owner->tid;
+    }
+  }
+  if (result == EndResult::kUnknownHandle) {
+    internal::WarnOnce("end-unknown", "annotation_end got a handle that is unknown or already ended "
+                                      "(ended twice, or begun in an earlier session); ignored");
+    return result;
+  }
+  if (!internal::g_recording.load(std::memory_order_relaxed)) return EndResult::kNotProfiling;
+  internal::Record(self, owner_tid, range.name, range.start_ns, end_ns, range.depth);
+  return result;
+}
+
+}  // namespace smprof

@@ -1,0 +1,205 @@
+// Config keys: names, defaults, parsing and validation.
+#include <cctype>
+#include <cerrno>
+#include <optional>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "core/resolved_config.h"
+
+namespace smprof {
+
+namespace internal {
+
+namespace {
+
+struct KeySpec {
+  const char* key;
+  const char* default_value;
+  const char* valid;  // shown to the user in errors
+  // Parses `value` into `config`; false when invalid.
+  bool (*parse)(const std::string& value, ResolvedConfig* config);
+};
+
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::optional<bool> ParseBool(const std::string& value) {
+  const std::string v = Lower(value);
+  if (v == "1" || v == "true" || v == "yes" || v == "on") return true;
+  if (v == "0" || v == "false" || v == "no" || v == "off") return false;
+  return std::nullopt;
+}
+
+std::optional<long> ParseInt(const std::string& value, long min, long max) {
+  if (value.empty()) return std::nullopt;
+  char* end = nullptr;
+  errno = 0;
+  const long n = std::strtol(value.c_str(), &end, 10);
+  if (errno != 0 || *end != '\0' || n < min || n > max) return std::nullopt;
+  return n;
+}
+
+bool ParseRecordFile(const std::string& value, ResolvedConfig* config) {
+  if (value.empty()) return false;
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    if (value[i] != '%') continue;
+    if (i + 1 == value.size()) return false;
+    const char code = value[++i];
+    if (std::string("ptrhljs%").find(code) == std::string::npos) return false;
+  }
+  config->record_file = value;
+  return true;
+}
+
+const std::vector<KeySpec>& Specs() {
+  static const std::vector<KeySpec> specs = {
+      {"EnableCuda", "auto", "auto, 1 or 0 (also true/false, yes/no, on/off)",
+       [](const std::string& v, ResolvedConfig* c) {
+         if (Lower(v) == "auto") {
+           c->enable_cuda = Tristate::kAuto;
+           return true;
+         }
+         const auto b = ParseBool(v);
+         if (b) c->enable_cuda = *b ? Tristate::kOn : Tristate::kOff;
+         return b.has_value();
+       }},
+      {"EnablePerf", "1", "1 or 0 (also true/false, yes/no, on/off)",
+       [](const std::string& v, ResolvedConfig* c) {
+         const auto b = ParseBool(v);
+         if (b) c->enable_perf = *b;
+         return b.has_value();
+       }},
+      {"EnableForkFollow", "0", "1 or 0 (also true/false, yes/no, on/off)",
+       [](const std::string& v, ResolvedConfig* c) {
+         const auto b = ParseBool(v);
+         if (b) c->enable_fork_follow = *b;
+         return b.has_value();
+       }},
+      {"BucketCount", "16", "an integer from 1 to 4096",
+       [](const std::string& v, ResolvedConfig* c) {
+         const auto n = ParseInt(v, 1, 4096);
+         if (n) c->bucket_count = static_cast<std::uint32_t>(*n);
+         return n.has_value();
+       }},
+      {"BucketSizeMB", "4", "an integer from 1 to 4096 (MiB)",
+       [](const std::string& v, ResolvedConfig* c) {
+         const auto n = ParseInt(v, 1, 4096);
+         if (n) c->bucket_size_mb = static_cast<std::uint32_t>(*n);
+         return n.has_value();
+       }},
+      {"Compression", "zstd", "zstd, none, or a zstd level from 0 (store) to 19",
+       [](const std::string& v, ResolvedConfig* c) {
+         const std::string lower = Lower(v);
+         if (lower == "zstd") {
+           c->compression_level = 3;
+           return true;
+         }
+         if (lower == "none") {
+           c->compression_level = 0;
+           return true;
+         }
+         const auto n = ParseInt(v, 0, 19);
+         if (n) c->compression_level = static_cast<int>(*n);
+         return n.has_value();
+       }},
+      {"RecordFile", "smprof-out/%j/%h/rank%r_pid%p_%t.smprof",
+       "a file path pattern; %p pid, %t start time, %r rank, %l local rank, %h host, %j job, "
+       "%s session index, %% a percent sign",
+       ParseRecordFile},
+      {"FlushIntervalMs", "1000", "an integer from 10 to 60000 (milliseconds)",
+       [](const std::string& v, ResolvedConfig* c) {
+         const auto n = ParseInt(v, 10, 60000);
+         if (n) c->flush_interval_ms = static_cast<std::uint32_t>(*n);
+         return n.has_value();
+       }},
+  };
+  return specs;
+}
+
+std::string KeyList() {
+  std::string keys;
+  for (const KeySpec& spec : Specs()) keys += (keys.empty() ? "" : ", ") + std::string(spec.key);
+  return keys;
+}
+
+// Under SageMaker the original product wrote to this directory.
+constexpr const char* kSageMakerOutputDir = "/opt/ml/output/profiler/framework/";
+
+}  // namespace
+
+EnvLookup ProcessEnv() {
+  return [](const std::string& name) -> std::optional<std::string> {
+    const char* value = std::getenv(name.c_str());
+    if (value == nullptr) return std::nullopt;
+    return std::string(value);
+  };
+}
+
+std::string EnvNameFor(const std::string& key) {
+  std::string name = "SMP_";
+  for (std::size_t i = 0; i < key.size(); ++i) {
+    const auto c = static_cast<unsigned char>(key[i]);
+    const bool boundary = i > 0 && std::isupper(c) &&
+                          (std::islower(static_cast<unsigned char>(key[i - 1])) ||
+                           (i + 1 < key.size() && std::islower(static_cast<unsigned char>(key[i + 1]))));
+    if (boundary) name += '_';
+    name += static_cast<char>(std::toupper(c));
+  }
+  return name;
+}
+
+Status ResolveConfig(const Config& config, const EnvLookup& env, ResolvedConfig* out) {
+  for (const auto& [key, value] : config.values) {
+    bool known = false;
+    for (const KeySpec& spec : Specs()) known = known || key == spec.key;
+    if (!known) {
+      return Status(StatusCode::kInvalidArgument,
+                    "unknown profiler config key '" + key + "'; valid keys: " + KeyList());
+    }
+  }
+  ResolvedConfig resolved;
+  for (const KeySpec& spec : Specs()) {
+    std::string value = spec.default_value;
+    std::string origin;
+    if (spec.key == std::string("RecordFile") && env("SM_CURRENT_HOST")) {
+      value = std::string(kSageMakerOutputDir) + "%h/rank%r_pid%p_%t.smprof";
+    }
+    const std::string env_name = EnvNameFor(spec.key);
+    if (auto from_env = env(env_name)) {
+      value = *from_env;
+      origin = " (from environment variable " + env_name + ")";
+      resolved.explicit_keys[spec.key] = value;
+    }
+    if (auto it = config.values.find(spec.key); it != config.values.end()) {
+      value = it->second;
+      origin.clear();
+      resolved.explicit_keys[spec.key] = value;
+    }
+    if (!spec.parse(value, &resolved)) {
+      return Status(StatusCode::kInvalidArgument, "invalid value '" + value + "' for profiler config key '" +
+                                                      spec.key + "'" + origin + "; valid values: " + spec.valid);
+    }
+    resolved.effective[spec.key] = value;
+  }
+  *out = std::move(resolved);
+  return Status::Ok();
+}
+
+}  // namespace internal
+
+std::vector<std::string> ConfigKeys() {
+  std::vector<std::string> keys;
+  for (const auto& spec : internal::Specs()) keys.emplace_back(spec.key);
+  return keys;
+}
+
+Status ValidateConfig(const Config& config) {
+  internal::ResolvedConfig resolved;
+  return internal::ResolveConfig(config, internal::ProcessEnv(), &resolved);
+}
+
+}  // namespace smprof

@@ -1,0 +1,132 @@
+#include "core/recorder.h"
+
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <new>
+
+namespace smprof::internal {
+
+namespace {
+
+thread_local ThreadState* t_state = nullptr;
+
+}  // namespace
+
+// Constructed only when a thread registers, so that threads which never record
+// pay nothing; its destructor hands the thread's last chunk to the drain.
+struct ThreadExitHook {
+  ThreadState* state = nullptr;
+  ~ThreadExitHook() {
+    if (state != nullptr) Recorder::Get().OnThreadExit(state);
+    t_state = nullptr;
+  }
+};
+
+namespace {
+thread_local ThreadExitHook t_exit_hook;
+}  // namespace
+
+Recorder& Recorder::Get() {
+  static Recorder* recorder = new Recorder();  // leaked on purpose
+  return *recorder;
+}
+
+ThreadState* Recorder::Current() {
+  if (t_state != nullptr) return t_state;
+  auto* state = new (std::nothrow) ThreadState();
+  if (state == nullptr) return nullptr;
+  state->tid = static_cast<std::uint32_t>(syscall(SYS_gettid));
+  state->open.reserve(16);
+  {
+    std::lock_guard<std::mutex> lock(registry_mutex_);
+    state->index = next_index_++;
+    threads_.push_back(state);
+  }
+  t_exit_hook.state = state;
+  t_state = state;
+  return state;
+}
+
+void Recorder::Append(ThreadState* thread, const AnnotationRecord& record) noexcept {
+  Chunk* chunk = thread->current.load(std::memory_order_relaxed);
+  std::uint32_t n = chunk != nullptr ? chunk->committed.load(std::memory_order_relaxed) : 0;
+  if (chunk == nullptr || n == Chunk::kCapacity) {
+    chunk = Refill(thread, chunk);
+    if (chunk == nullptr) {
+      dropped_.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+    n = 0;
+  }
+  chunk->records[n] = record;
+  chunk->committed.store(n + 1, std::memory_order_release);
+}
+
+Chunk* Recorder::Refill(ThreadState* thread, Chunk* full) {
+  if (full != nullptr) {
+    // Unpublish before queueing: the drain may recycle a queued chunk at once.
+    thread->current.store(nullptr, std::memory_order_release);
+    Seal(full);
+  }
+  if (!pool_.MaybeAvailable()) return nullptr;
+  Chunk* chunk = pool_.Acquire();
+  if (chunk == nullptr) {
+    WakeDrain();
+    return nullptr;
+  }
+  thread->current.store(chunk, std::memory_order_release);
+  if (pool_.in_use() * 2 > pool_.capacity()) WakeDrain();
+  return chunk;
+}
+
+void Recorder::Seal(Chunk* chunk) {
+  chunk->sealed.store(true, std::memory_order_release);
+  std::lock_guard<std::mutex> lock(sealed_mutex_);
+  sealed_.push_back(chunk);
+}
+
+void Recorder::OnThreadExit(ThreadState* thread) {
+  if (Chunk* chunk = thread->current.exchange(nullptr, std::memory_order_acq_rel)) Seal(chunk);
+  thread->exited.store(true, std::memory_order_release);  // last touch: the drain deletes it
+}
+
+void Recorder::WaitForWork(std::uint32_t timeout_ms) {
+  std::unique_lock<std::mutex> lock(wake_mutex_);
+  wake_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [this] { return wake_requested_; });
+  wake_requested_ = false;
+}
+
+void Recorder::WakeDrain() {
+  {
+    std::lock_guard<std::mutex> lock(wake_mutex_);
+    wake_requested_ = true;
+  }
+  wake_.notify_one();
+}
+
+ThreadState* Recorder::FindLocked(std::uint32_t index) {
+  for (ThreadState* thread : threads_) {
+    if (thread->index == index) return thread;
+  }
+  return nullptr;
+}
+
+void Recorder::LockForFork() {
+  registry_mutex_.lock();
+  for (ThreadState* thread : threads_) thread->open_mutex.lock();
+  sealed_mutex_.lock();
+  wake_mutex_.lock();
+  pool_.mutex().lock();
+}
+
+void Recorder::UnlockAfterFork() {
+  pool_.mutex().unlock();
+  wake_mutex_.unlock();
+  sealed_mutex_.unlock();
+  for (ThreadState* thread : threads_) thread->open_mutex.unlock();
+  registry_mutex_.unlock();
+}
+
+}  // namespace smprof::internal

@@ -1,0 +1,150 @@
+// Recorder: the process-wide per-thread buffers that annotations are written
+// into, and the drain side that empties them.
+//
+// Each thread that records gets a ThreadState (registered on its first event)
+// holding its current chunk. The owner appends; when a chunk is full it is
+// sealed and queued, and a new one is taken from the ChunkPool. The drain
+// thread (one at a time, see Session) calls DrainOnce() to read every
+// published record: from sealed chunks, which it then recycles, and from the
+// live chunk of every thread, which it only reads. A thread's state outlives
+// the thread until the drain has read all of it.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+#include "core/chunk.h"
+#include "core/chunk_pool.h"
+#include "smprof/annotate.h"
+
+namespace smprof::internal {
+
+// A range opened with AnnotationBegin and not yet ended.
+struct OpenRange {
+  std::uint64_t seq;
+  std::int64_t start_ns;
+  NameId name;
+  std::uint16_t depth;
+};
+
+struct ThreadState {
+  std::uint32_t tid = 0;
+  std::uint32_t index = 0;        // registry slot, part of every handle
+  std::uint32_t scope_depth = 0;  // open RAII/with scopes; owner thread only
+  std::atomic<Chunk*> current{nullptr};  // written by the owner only
+  std::atomic<bool> exited{false};
+
+  // Ranges opened by handle; any thread may end them, hence the lock.
+  std::mutex open_mutex;
+  std::vector<OpenRange> open;
+  std::atomic<std::uint32_t> open_count{0};
+  std::uint64_t next_seq = 1;
+};
+
+class Recorder {
+ public:
+  static Recorder& Get();  // never destroyed: safe from static destructors
+
+  // The calling thread's state, registered on first use (takes a lock once).
+  ThreadState* Current();
+
+  // Appends a closed range to `thread`'s current chunk; drops and counts it
+  // if the pool is exhausted. Must be called by the thread that owns `thread`.
+  void Append(ThreadState* thread, const AnnotationRecord& record) noexcept;
+
+  // Reads every record published since the last pass, calling
+  // `sink(records, count)` for each contiguous run. Drain thread only.
+  template <typename Sink>
+  void DrainOnce(Sink&& sink);
+
+  // Waits until a producer asks for a drain (the pool is half used) or
+  // `timeout_ms` passes.
+  void WaitForWork(std::uint32_t timeout_ms);
+  void WakeDrain();
+
+  // Events dropped since the last call.
+  std::uint64_t TakeDropped() { return dropped_.exchange(0, std::memory_order_relaxed); }
+
+  // The state of the thread with registry slot `index`, or nullptr. The
+  // returned pointer is only valid while `registry_mutex()` is held.
+  ThreadState* FindLocked(std::uint32_t index);
+  std::mutex& registry_mutex() { return registry_mutex_; }
+
+  // Calls `fn(ThreadState*)` for every registered thread; caller holds
+  // registry_mutex().
+  template <typename Fn>
+  void ForEachThreadLocked(Fn&& fn) {
+    for (ThreadState* thread : threads_) fn(thread);
+  }
+
+  ChunkPool& pool() { return pool_; }
+
+  // Locks every mutex a forked child could inherit in a locked state;
+  // see Session's pthread_atfork handlers.
+  void LockForFork();
+  void UnlockAfterFork();
+
+ private:
+  Recorder() = default;
+  Chunk* Refill(ThreadState* thread, Chunk* full);
+  void Seal(Chunk* chunk);
+  void OnThreadExit(ThreadState* thread);
+  friend struct ThreadExitHook;
+
+  template <typename Sink>
+  static void Consume(Chunk* chunk, Sink& sink);
+
+  ChunkPool pool_;
+  std::atomic<std::uint64_t> dropped_{0};
+
+  std::mutex registry_mutex_;
+  std::vector<ThreadState*> threads_;
+  std::uint32_t next_index_ = 1;
+
+  std::mutex sealed_mutex_;
+  std::vector<Chunk*> sealed_;
+
+  std::mutex wake_mutex_;
+  std::condition_variable wake_;
+  bool wake_requested_ = false;
+};
+
+template <typename Sink>
+void Recorder::Consume(Chunk* chunk, Sink& sink) {
+  const std::uint32_t end = chunk->committed.load(std::memory_order_acquire);
+  if (end > chunk->consumed) {
+    sink(chunk->records + chunk->consumed, end - chunk->consumed);
+    chunk->consumed = end;
+  }
+}
+
+template <typename Sink>
+void Recorder::DrainOnce(Sink&& sink) {
+  std::vector<Chunk*> sealed;
+  {
+    std::lock_guard<std::mutex> lock(sealed_mutex_);
+    sealed.swap(sealed_);
+  }
+  for (Chunk* chunk : sealed) {
+    Consume(chunk, sink);
+    pool_.Release(chunk);
+  }
+  std::lock_guard<std::mutex> lock(registry_mutex_);
+  for (std::size_t i = 0; i < threads_.size();) {
+    ThreadState* thread = threads_[i];
+    if (Chunk* chunk = thread->current.load(std::memory_order_acquire)) Consume(chunk, sink);
+    if (thread->exited.load(std::memory_order_acquire)) {
+      threads_[i] = threads_.back();
+      threads_.pop_back();
+      delete thread;
+    } else {
+      ++i;
+    }
+  }
+}
+
+}  // namespace smprof::internal

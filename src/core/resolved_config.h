@@ -1,0 +1,45 @@
+// ResolvedConfig: the validated, typed form of a Config after defaults and
+// SMP_* environment variables are applied. Built by ResolveConfig.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "smprof/config.h"
+#include "smprof/status.h"
+
+namespace smprof::internal {
+
+enum class Tristate { kAuto, kOff, kOn };
+
+struct ResolvedConfig {
+  Tristate enable_cuda = Tristate::kAuto;
+  bool enable_perf = true;
+  bool enable_fork_follow = false;
+  std::uint32_t bucket_count = 16;
+  std::uint32_t bucket_size_mb = 4;
+  int compression_level = 3;  // zstd level; 0 stores frames uncompressed
+  std::string record_file;    // pattern, see ExpandRecordFile
+  std::uint32_t flush_interval_ms = 1000;
+
+  // Every key with its effective value, as written into the trace header.
+  std::map<std::string, std::string> effective;
+  // Keys the user set (in the Config or the environment), not defaulted.
+  std::map<std::string, std::string> explicit_keys;
+};
+
+// Reads an environment variable; std::nullopt when unset.
+using EnvLookup = std::function<std::optional<std::string>(const std::string&)>;
+EnvLookup ProcessEnv();
+
+// The environment variable for a key: EnableCuda -> SMP_ENABLE_CUDA.
+std::string EnvNameFor(const std::string& key);
+
+// Defaults < environment < config. On error the message names the key (and
+// the variable, if the value came from one) and lists the valid values.
+Status ResolveConfig(const Config& config, const EnvLookup& env, ResolvedConfig* out);
+
+}  // namespace smprof::internal

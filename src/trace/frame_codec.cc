@@ -1,0 +1,66 @@
+#include "trace/frame_codec.h"
+
+#include <algorithm>
+
+namespace smprof::internal {
+
+void FrameBuilder::Build(std::uint64_t sequence, trace::Frame* frame) {
+  frame->Clear();
+  frame->set_sequence(sequence);
+  std::stable_sort(pending_.begin(), pending_.end(),
+                   [](const AnnotationRecord& a, const AnnotationRecord& b) { return a.start_ns < b.start_ns; });
+  std::unordered_map<smprof::NameId, std::uint32_t> name_index;
+  std::unordered_map<std::uint32_t, std::uint32_t> thread_index;
+  trace::Annotations* columns = frame->mutable_annotations();
+  const std::size_t n = pending_.size();
+  columns->mutable_start_delta_ns()->Reserve(static_cast<int>(n));
+  columns->mutable_dur_ns()->Reserve(static_cast<int>(n));
+  columns->mutable_name_index()->Reserve(static_cast<int>(n));
+  columns->mutable_thread_index()->Reserve(static_cast<int>(n));
+  columns->mutable_depth()->Reserve(static_cast<int>(n));
+  std::int64_t previous = n > 0 ? pending_.front().start_ns : 0;
+  columns->set_base_ns(previous);
+  for (const AnnotationRecord& r : pending_) {
+    auto [name_it, new_name] = name_index.try_emplace(r.name, frame->strings_size());
+    if (new_name) frame->add_strings(names_(r.name));
+    auto [thread_it, new_thread] = thread_index.try_emplace(r.tid, frame->threads_size());
+    if (new_thread) {
+      trace::Thread* thread = frame->add_threads();
+      thread->set_tid(r.tid);
+      thread->set_name(thread_names_(r.tid));
+    }
+    columns->add_start_delta_ns(r.start_ns - previous);
+    previous = r.start_ns;
+    columns->add_dur_ns(static_cast<std::uint64_t>(std::max<std::int64_t>(r.dur_ns, 0)));
+    columns->add_name_index(name_it->second);
+    columns->add_thread_index(thread_it->second);
+    columns->add_depth(r.depth);
+  }
+  pending_.clear();
+}
+
+Status DecodeAnnotations(const trace::Frame& frame, std::vector<AnnotationRow>* rows) {
+  const trace::Annotations& a = frame.annotations();
+  const int n = a.start_delta_ns_size();
+  const auto bad = [&frame](const std::string& what) {
+    return Status(StatusCode::kInternal,
+                  "frame " + std::to_string(frame.sequence()) + ": malformed annotations (" + what + ")");
+  };
+  if (a.dur_ns_size() != n || a.name_index_size() != n || a.thread_index_size() != n || a.depth_size() != n) {
+    return bad("columns of different lengths");
+  }
+  rows->reserve(rows->size() + static_cast<std::size_t>(n));
+  std::int64_t start = a.base_ns();
+  for (int i = 0; i < n; ++i) {
+    start += a.start_delta_ns(i);
+    const std::uint32_t name = a.name_index(i);
+    const std::uint32_t thread = a.thread_index(i);
+    if (name >= static_cast<std::uint32_t>(frame.strings_size())) return bad("name_index out of range");
+    if (thread >= static_cast<std::uint32_t>(frame.threads_size())) return bad("thread_index out of range");
+    rows->push_back(AnnotationRow{start, static_cast<std::int64_t>(a.dur_ns(i)), frame.strings(static_cast<int>(name)),
+                                  frame.threads(static_cast<int>(thread)).tid(), a.depth(i)});
+  }
+  return Status::Ok();
+}
+
+}  // namespace smprof::internal

@@ -1,0 +1,53 @@
+// FrameBuilder and DecodeAnnotations: annotation records <-> the columnar
+// Frame message (delta-encoded start times, frame-local string and thread
+// tables).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "core/chunk.h"
+#include "smprof/annotate.h"
+#include "smprof/status.h"
+#include "smprof/trace.pb.h"
+
+namespace smprof::internal {
+
+class FrameBuilder {
+ public:
+  using NameLookup = std::function<std::string(smprof::NameId)>;
+  using ThreadNameLookup = std::function<std::string(std::uint32_t tid)>;
+
+  FrameBuilder(NameLookup names, ThreadNameLookup thread_names)
+      : names_(std::move(names)), thread_names_(std::move(thread_names)) {}
+
+  void Add(const AnnotationRecord* records, std::size_t count) { pending_.insert(pending_.end(), records, records + count); }
+  std::size_t size() const { return pending_.size(); }
+
+  // Moves the pending records into `frame` (sorted by start time) and clears.
+  void Build(std::uint64_t sequence, trace::Frame* frame);
+
+ private:
+  NameLookup names_;
+  ThreadNameLookup thread_names_;
+  std::vector<AnnotationRecord> pending_;
+};
+
+// One decoded annotation; `name` points into the frame it came from.
+struct AnnotationRow {
+  std::int64_t start_ns;
+  std::int64_t dur_ns;
+  std::string_view name;
+  std::uint32_t tid;
+  std::uint32_t depth;
+};
+
+// Decodes a frame's annotations; fails (naming the column) if the frame is
+// inconsistent, e.g. columns of different lengths or an index out of range.
+Status DecodeAnnotations(const trace::Frame& frame, std::vector<AnnotationRow>* rows);
+
+}  // namespace smprof::internal

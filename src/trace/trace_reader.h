@@ -1,0 +1,63 @@
+// TraceReader: reads one rank file frame by frame, in bounded memory.
+//
+// It never trusts the bytes: a file that is truncated or damaged anywhere is
+// read up to its last intact chunk, and problem() says at which byte offset
+// reading stopped and why. A file without a footer was not stopped cleanly
+// (the process was killed, or is still writing).
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "smprof/status.h"
+#include "smprof/trace.pb.h"
+
+namespace smprof::internal {
+
+class TraceReader {
+ public:
+  // Opens `path` and reads its header; fails if the file is not an smprof
+  // trace or its header chunk is unreadable.
+  static Status Open(const std::string& path, std::unique_ptr<TraceReader>* out);
+  ~TraceReader();
+  TraceReader(const TraceReader&) = delete;
+  TraceReader& operator=(const TraceReader&) = delete;
+
+  const trace::FileHeader& header() const { return header_; }
+
+  // Reads the next frame into `frame`. Returns false at the clean end of the
+  // file (after the footer) or where reading had to stop (see problem()).
+  bool NextFrame(trace::Frame* frame);
+
+  bool has_footer() const { return has_footer_; }
+  const trace::Footer& footer() const { return footer_; }
+
+  // Empty, or why reading stopped early ("truncated ..." / "corrupt ...").
+  const std::string& problem() const { return problem_; }
+  std::uint64_t problem_offset() const { return problem_offset_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  TraceReader(std::FILE* file, std::string path);
+  enum class ChunkResult { kOk, kEnd, kProblem };
+  // Reads one chunk; on kOk `tag` and `payload_` hold it, decoded.
+  ChunkResult ReadChunk(std::string* tag);
+  void SetProblem(std::uint64_t offset, std::string message);
+
+  std::FILE* file_;
+  std::string path_;
+  std::uint64_t offset_ = 0;
+  void* zstd_context_ = nullptr;  // ZSTD_DCtx
+  std::string stored_;
+  std::string payload_;
+  trace::FileHeader header_;
+  trace::Footer footer_;
+  bool has_footer_ = false;
+  bool done_ = false;
+  std::string problem_;
+  std::uint64_t problem_offset_ = 0;
+};
+
+}  // namespace smprof::internal
