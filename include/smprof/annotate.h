@@ -43,8 +43,8 @@ AnnotationHandle AnnotationBegin(NameId name);
 AnnotationHandle AnnotationBegin(std::string_view name);
 
 // What AnnotationEnd found. Misuse never corrupts the trace: the range is
-// either recorded once or not at all, and one warning per kind of misuse is
-// printed to stderr.
+// either recorded once or not at all. The caller decides how to report it
+// (the Python API turns it into a RuntimeWarning).
 enum class EndResult {
   kOk = 0,
   kNotProfiling = 1,   // the handle is 0 or the session has ended

@@ -39,11 +39,7 @@ EndResult TakeOpenRange(ThreadState* owner, std::uint64_t seq, OpenRange* range)
   *range = *it;
   open.erase(std::next(it).base());
   owner->open_count.store(static_cast<std::uint32_t>(open.size()), std::memory_order_relaxed);
-  if (innermost) return EndResult::kOk;
-  WarnOnce("end-out-of-order", "annotation '" + NameTable::Get().Lookup(range->name) +
-                                   "' was ended while ranges opened after it were still open; "
-                                   "it is recorded, its inner ranges stay open");
-  return EndResult::kOutOfOrder;
+  return innermost ? EndResult::kOk : EndResult::kOutOfOrder;
 }
 
 }  // namespace
@@ -118,11 +114,7 @@ EndResult AnnotationEnd(AnnotationHandle handle) {
       owner_tid = owner->tid;
     }
   }
-  if (result == EndResult::kUnknownHandle) {
-    internal::WarnOnce("end-unknown", "annotation_end got a handle that is unknown or already ended "
-                                      "(ended twice, or begun in an earlier session); ignored");
-    return result;
-  }
+  if (result == EndResult::kUnknownHandle) return result;
   if (!internal::g_recording.load(std::memory_order_relaxed)) return EndResult::kNotProfiling;
   internal::Record(self, owner_tid, range.name, range.start_ns, end_ns, range.depth);
   return result;

@@ -1,0 +1,35 @@
+"""smppy: an in-process profiler for deep-learning training.
+
+A drop-in for SageMaker Profiler scripts::
+
+    import smppy
+
+    config = smppy.Config()
+    config.profiler = {"EnableCuda": "1"}
+    profiler = smppy.SMProfiler.instance()
+    profiler.configure(config)
+    profiler.start_profiling()
+    for step in range(steps):
+        with smppy.annotate("step"):
+            ...
+    profiler.stop_profiling()
+
+``import smprof`` gives the same module. Set ``SMP_DISABLE=1`` to turn every
+call into a no-op without changing the script.
+"""
+
+from smppy import _smppy
+from smppy._annotations import annotation_begin, annotation_end
+from smppy._profiler import Config, SMProfiler
+
+annotate = _smppy.annotate
+__version__: str = _smppy.version()
+
+__all__ = [
+    "Config",
+    "SMProfiler",
+    "annotate",
+    "annotation_begin",
+    "annotation_end",
+    "__version__",
+]

@@ -1,0 +1,117 @@
+"""``SMProfiler`` and ``Config``: the SageMaker Profiler session API."""
+
+from __future__ import annotations
+
+import atexit
+import threading
+import warnings
+from typing import Any, Mapping
+
+from smppy import _smppy
+
+
+class Config:
+    """Profiler settings: ``config.profiler`` is a dict of string values.
+
+    Keys and values are documented in docs/CONFIG.md; ``Config.keys()`` lists
+    the keys. Values may also be ints or bools (stored as strings).
+    """
+
+    def __init__(self, profiler: Mapping[str, Any] | None = None) -> None:
+        self.profiler: dict[str, str] = dict(profiler or {})
+
+    @staticmethod
+    def keys() -> list[str]:
+        """The valid configuration keys."""
+        return list(_smppy.config_keys())
+
+    def validated(self) -> dict[str, str]:
+        """The settings as strings; raises ValueError naming a bad key or value."""
+        if not isinstance(self.profiler, Mapping):
+            raise TypeError(f"Config.profiler must be a dict, not {type(self.profiler).__name__}")
+        values: dict[str, str] = {}
+        for key, value in self.profiler.items():
+            if not isinstance(key, str):
+                raise TypeError(f"profiler config keys are str, not {type(key).__name__}: {key!r}")
+            if isinstance(value, bool):
+                value = "1" if value else "0"
+            elif isinstance(value, int):
+                value = str(value)
+            elif not isinstance(value, str):
+                raise TypeError(
+                    f"profiler config key {key!r}: value must be a str (or int/bool), "
+                    f"not {type(value).__name__}"
+                )
+            values[key] = value
+        _smppy.validate_config(values)
+        return values
+
+    def __repr__(self) -> str:
+        return f"Config(profiler={self.profiler!r})"
+
+
+class SMProfiler:
+    """The process's profiler. Use ``SMProfiler.instance()``.
+
+    ``configure(config)`` then ``start_profiling()`` / ``stop_profiling()``,
+    any number of times: each session writes a new trace file. A session
+    still running at interpreter exit is stopped and flushed then.
+    """
+
+    _instance: SMProfiler | None = None
+    _instance_lock = threading.Lock()
+
+    def __init__(self) -> None:
+        self._config: dict[str, str] = {}
+        self._lock = threading.Lock()
+        self._exit_hook = False
+
+    @classmethod
+    def instance(cls) -> SMProfiler:
+        """The one profiler of this process."""
+        with cls._instance_lock:
+            if cls._instance is None:
+                cls._instance = cls()
+            return cls._instance
+
+    def configure(self, config: Config | Mapping[str, Any]) -> None:
+        """Validate and keep ``config`` for the next ``start_profiling()``.
+
+        Raises ValueError naming the key and its valid values.
+        """
+        cfg = config if isinstance(config, Config) else Config(config)
+        values = cfg.validated()
+        with self._lock:
+            self._config = values
+
+    def start_profiling(self) -> None:
+        """Start a session. Starting twice only warns."""
+        with self._lock:
+            message = _smppy.start(self._config)
+            if not self._exit_hook:
+                atexit.register(_stop_at_exit)
+                self._exit_hook = True
+        if message is not None:
+            warnings.warn(f"start_profiling: {message}", RuntimeWarning, stacklevel=2)
+
+    def stop_profiling(self) -> None:
+        """Stop the session and flush its trace. Stopping twice only warns."""
+        with self._lock:
+            message = _smppy.stop()
+        if message is not None:
+            warnings.warn(f"stop_profiling: {message}", RuntimeWarning, stacklevel=2)
+
+    @property
+    def is_profiling(self) -> bool:
+        """True while a session is running."""
+        return bool(_smppy.is_profiling())
+
+    def last_session(self) -> dict[str, Any]:
+        """What the last session wrote: its path, counts of annotations
+        written and dropped, frames and bytes."""
+        return dict(_smppy.last_session_stats())
+
+
+def _stop_at_exit() -> None:
+    if _smppy.is_profiling():
+        _smppy.stop()

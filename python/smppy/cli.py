@@ -1,0 +1,110 @@
+"""The ``smprof`` command: ``smprof info PATH`` and ``smprof dump PATH --json``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import defaultdict
+from typing import Sequence
+
+import smppy
+from smppy.trace import find_trace_files, iter_events
+from smppy.trace_info import NameStats, TraceInfo, read_info
+
+
+def _ms(ns: int) -> str:
+    return f"{ns / 1e6:.3f} ms"
+
+
+def _print_info(infos: list[TraceInfo], top: int) -> None:
+    for info in infos:
+        h = info.header
+        print(f"{info.path}")
+        print(f"  rank {h['rank']}/{h['world_size']} (local {h['local_rank']}, from {h['rank_source']})"
+              f"  host {h['host']}  pid {h['pid']}  job {h['job']}  session {h['session_index']}")
+        print(f"  command: {' '.join(h['argv'])}")
+        print(f"  status: {info.status}")
+        print(f"  span {info.span_ns / 1e9:.3f} s  frames {info.frames}  annotations {info.annotations}"
+              f"  dropped {info.dropped}  threads {len(info.threads)}  distinct names {len(info.names)}")
+        inactive = [c for c in h["collectors"] if not c["active"]]
+        for c in inactive:
+            print(f"  collector {c['name']}: off ({c['reason']})")
+    totals: dict[str, NameStats] = defaultdict(NameStats)
+    for info in infos:
+        for name, s in info.names.items():
+            t = totals[name]
+            t.count += s.count
+            t.total_ns += s.total_ns
+            t.max_ns = max(t.max_ns, s.max_ns)
+    if not totals:
+        return
+    ranks = sorted({i.header["rank"] for i in infos})
+    print(f"\n{len(infos)} file(s), ranks {ranks}, "
+          f"{sum(i.annotations for i in infos)} annotations, {sum(i.dropped for i in infos)} dropped")
+    print(f"top {min(top, len(totals))} annotations by total time (all files):")
+    print(f"  {'name':<32} {'count':>8} {'total':>14} {'mean':>12} {'max':>12}")
+    for name, s in sorted(totals.items(), key=lambda kv: -kv[1].total_ns)[:top]:
+        print(f"  {name[:32]:<32} {s.count:>8} {_ms(s.total_ns):>14} {_ms(s.total_ns // s.count):>12}"
+              f" {_ms(s.max_ns):>12}")
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    files = find_trace_files(args.path)
+    if not files:
+        print(f"smprof: no trace files (*.smprof) under {args.path}", file=sys.stderr)
+        return 1
+    infos = []
+    for f in files:
+        try:
+            infos.append(read_info(f))
+        except ValueError as e:
+            print(f"smprof: warning: skipping {f}: {e}", file=sys.stderr)
+    for info in infos:
+        if info.problem:
+            print(f"smprof: warning: {info.path}: {info.problem}", file=sys.stderr)
+    if args.json:
+        json.dump([i.to_json() for i in infos], sys.stdout, indent=2)
+        print()
+    else:
+        _print_info(infos, args.top)
+    return 0 if infos else 1
+
+
+def cmd_dump(args: argparse.Namespace) -> int:
+    out = sys.stdout
+    try:
+        for event in iter_events(args.path):
+            out.write(json.dumps(event, separators=(",", ":")) + "\n")
+    except BrokenPipeError:
+        return 0
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="smprof", description="Inspect smprof trace files.")
+    parser.add_argument("--version", action="version", version=f"smprof {smppy.__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    info = sub.add_parser("info", help="metadata, event counts, drops and time span per rank file")
+    info.add_argument("path", help="a trace file or a directory of them (searched recursively)")
+    info.add_argument("--json", action="store_true", help="print JSON instead of text")
+    info.add_argument("--top", type=int, default=10, help="annotations to list by total time (default 10)")
+    info.set_defaults(func=cmd_info)
+    dump = sub.add_parser("dump", help="every event as one JSON object per line")
+    dump.add_argument("path", help="a trace file or a directory of them (searched recursively)")
+    dump.add_argument("--json", action="store_true", help="JSON lines (the only format, for now)")
+    dump.set_defaults(func=cmd_dump)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except (FileNotFoundError, ValueError) as e:
+        print(f"smprof: error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

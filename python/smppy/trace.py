@@ -1,0 +1,108 @@
+"""Reading smprof rank files from Python.
+
+``open_trace(path)`` reads one file frame by frame (bounded memory) through
+the C++ reader; ``find_trace_files(path)`` lists the rank files under a
+directory; ``iter_events(path)`` yields each event as the dict that
+``smprof dump --json`` prints (docs/TRACE_FORMAT.md lists the fields).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+from smppy import _smppy
+
+TRACE_SUFFIX = ".smprof"
+
+
+def find_trace_files(path: str | os.PathLike[str]) -> list[Path]:
+    """``path`` itself if it is a file, else every ``*.smprof`` file below it, sorted."""
+    p = Path(path)
+    if p.is_file():
+        return [p]
+    if not p.is_dir():
+        raise FileNotFoundError(f"no such file or directory: {p}")
+    return sorted(f for f in p.rglob(f"*{TRACE_SUFFIX}") if f.is_file())
+
+
+@dataclass
+class RankTrace:
+    """One rank file: its header, then its frames as you iterate."""
+
+    path: Path
+    _file: Any = field(repr=False)
+
+    @property
+    def header(self) -> dict[str, Any]:
+        return self._file.header
+
+    @property
+    def footer(self) -> dict[str, Any] | None:
+        """The footer, once iteration has reached it (None if the process
+        never stopped profiling, or the file is damaged)."""
+        return self._file.footer
+
+    @property
+    def problem(self) -> str | None:
+        """Why reading stopped early ("truncated ..."/"corrupt ... at byte N"), or None."""
+        return self._file.problem
+
+    def frames(self) -> Iterator[dict[str, Any]]:
+        """Each frame as a dict of columns (see ``_smppy.TraceFile``)."""
+        while (frame := self._file.next_frame()) is not None:
+            yield frame
+
+
+def open_trace(path: str | os.PathLike[str]) -> RankTrace:
+    """Open one rank file; raises ValueError if it is not a readable trace."""
+    return RankTrace(Path(path), _smppy.TraceFile(os.fspath(path)))
+
+
+def annotation_events(trace: RankTrace) -> Iterator[dict[str, Any]]:
+    """The file's annotations as event dicts, frame by frame."""
+    header = trace.header
+    rank, host, pid = header["rank"], header["host"], header["pid"]
+    for frame in trace.frames():
+        columns = frame["annotations"]
+        threads = frame["threads"]
+        for start, dur, name, tid, depth in zip(
+            columns["start_ns"],
+            columns["dur_ns"],
+            columns["name"],
+            columns["tid"],
+            columns["depth"],
+        ):
+            yield {
+                "type": "annotation",
+                "name": name,
+                "ts_ns": start,
+                "dur_ns": dur,
+                "tid": tid,
+                "thread": threads.get(tid, ""),
+                "depth": depth,
+                "rank": rank,
+                "host": host,
+                "pid": pid,
+            }
+
+
+def iter_events(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
+    """Every event of every rank file under ``path``, file by file; each file
+    starts with a ``{"type": "file", ...}`` record of its metadata."""
+    for file in find_trace_files(path):
+        trace = open_trace(file)
+        header = trace.header
+        yield {
+            "type": "file",
+            "path": str(file),
+            "rank": header["rank"],
+            "world_size": header["world_size"],
+            "host": header["host"],
+            "pid": header["pid"],
+            "job": header["job"],
+            "start": header["start"],
+        }
+        yield from annotation_events(trace)

@@ -1,0 +1,102 @@
+"""What ``smprof info`` reports about a rank file: metadata, counts, span."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from smppy.trace import open_trace
+
+
+@dataclass
+class NameStats:
+    count: int = 0
+    total_ns: int = 0
+    max_ns: int = 0
+
+
+@dataclass
+class TraceInfo:
+    path: Path
+    header: dict[str, Any]
+    footer: dict[str, Any] | None
+    problem: str | None
+    frames: int = 0
+    annotations: int = 0
+    dropped: int = 0
+    first_ns: int | None = None
+    last_ns: int | None = None
+    threads: set[int] = field(default_factory=set)
+    names: dict[str, NameStats] = field(default_factory=lambda: defaultdict(NameStats))
+
+    @property
+    def status(self) -> str:
+        if self.problem:
+            return f"damaged: {self.problem} (read up to there)"
+        if self.footer is None:
+            return "incomplete: no footer (the process did not stop profiling, or is still writing)"
+        return "complete"
+
+    @property
+    def span_ns(self) -> int:
+        """Session length: start to stop, or to the last event without a footer."""
+        start = self.header["start"]["monotonic_ns"]
+        if self.footer is not None:
+            return self.footer["stop"]["monotonic_ns"] - start
+        return (self.last_ns - start) if self.last_ns is not None else 0
+
+    def to_json(self) -> dict[str, Any]:
+        h = self.header
+        return {
+            "path": str(self.path),
+            "status": self.status,
+            "problem": self.problem,
+            "host": h["host"],
+            "rank": h["rank"],
+            "local_rank": h["local_rank"],
+            "world_size": h["world_size"],
+            "job": h["job"],
+            "rank_source": h["rank_source"],
+            "pid": h["pid"],
+            "argv": h["argv"],
+            "library_version": h["library_version"],
+            "session_index": h["session_index"],
+            "start_realtime_ns": h["start"]["realtime_ns"],
+            "span_ns": self.span_ns,
+            "frames": self.frames,
+            "annotations": self.annotations,
+            "dropped": self.dropped,
+            "threads": len(self.threads),
+            "collectors": h["collectors"],
+            "config": h["config"],
+            "names": {
+                name: {"count": s.count, "total_ns": s.total_ns, "max_ns": s.max_ns}
+                for name, s in sorted(self.names.items())
+            },
+        }
+
+
+def read_info(path: Path) -> TraceInfo:
+    """Read a whole rank file (frame by frame) and summarise it."""
+    trace = open_trace(path)
+    info = TraceInfo(path=path, header=trace.header, footer=None, problem=None)
+    for frame in trace.frames():
+        info.frames += 1
+        info.dropped = max(info.dropped, frame["dropped_total"])
+        a = frame["annotations"]
+        info.annotations += len(a["start_ns"])
+        info.threads.update(a["tid"])
+        for start, dur, name in zip(a["start_ns"], a["dur_ns"], a["name"]):
+            s = info.names[name]
+            s.count += 1
+            s.total_ns += dur
+            s.max_ns = max(s.max_ns, dur)
+            info.first_ns = start if info.first_ns is None else min(info.first_ns, start)
+            info.last_ns = start + dur if info.last_ns is None else max(info.last_ns, start + dur)
+    info.footer = trace.footer
+    info.problem = trace.problem
+    if info.footer is not None:
+        info.dropped = info.footer["annotations_dropped"]
+    return info

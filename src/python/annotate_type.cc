@@ -1,0 +1,227 @@
+#include "python/annotate_type.h"
+
+#include <deque>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "core/recorder.h"
+#include "smprof/annotate.h"
+
+namespace smppy {
+
+namespace {
+
+using smprof::NameId;
+using smprof::internal::ThreadState;
+
+// Name ids by UTF-8 content. Guarded by the GIL: every caller holds it.
+class NameCache {
+ public:
+  // Returns false with a Python error set if `name` is not a str.
+  bool Lookup(PyObject* name, NameId* id) {
+    Py_ssize_t size = 0;
+    const char* utf8 = PyUnicode_AsUTF8AndSize(name, &size);
+    if (utf8 == nullptr) return false;
+    const std::string_view key(utf8, static_cast<std::size_t>(size));
+    if (auto it = ids_.find(key); it != ids_.end()) {
+      *id = it->second;
+      return true;
+    }
+    *id = smprof::InternName(key);
+    if (ids_.size() < kMaxCached) ids_.emplace(keys_.emplace_back(key), *id);
+    return true;
+  }
+
+ private:
+  static constexpr std::size_t kMaxCached = 1 << 16;
+  std::deque<std::string> keys_;  // owns the views in ids_
+  std::unordered_map<std::string_view, NameId> ids_;
+};
+
+NameCache& Names() {
+  static auto* cache = new NameCache();
+  return *cache;
+}
+
+PyObject* g_decorator = nullptr;  // smppy._annotations.decorate(func, name)
+
+struct AnnotateObject {
+  PyObject_HEAD
+  PyObject* name;         // str, or None until used as a decorator
+  ThreadState* thread;    // set while entered and recording
+  std::int64_t start_ns;
+  NameId name_id;
+  std::uint16_t depth;
+};
+
+PyObject* Decorate(PyObject* func, PyObject* name) {
+  if (g_decorator == nullptr) {
+    PyErr_SetString(PyExc_RuntimeError, "smppy is not initialised (import smppy, not _smppy)");
+    return nullptr;
+  }
+  return PyObject_CallFunctionObjArgs(g_decorator, func, name, nullptr);
+}
+
+PyObject* AnnotateNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
+  PyObject* name = Py_None;
+  static const char* keywords[] = {"name", nullptr};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:annotate", const_cast<char**>(keywords), &name)) {
+    return nullptr;
+  }
+  if (name != Py_None && !PyUnicode_Check(name)) {
+    // Bare decorator: @smppy.annotate on a function.
+    if (PyCallable_Check(name)) return Decorate(name, Py_None);
+    PyErr_Format(PyExc_TypeError, "annotate() takes a str name, not %.100s", Py_TYPE(name)->tp_name);
+    return nullptr;
+  }
+  auto* self = reinterpret_cast<AnnotateObject*>(type->tp_alloc(type, 0));
+  if (self == nullptr) return nullptr;
+  Py_INCREF(name);
+  self->name = name;
+  self->thread = nullptr;
+  return reinterpret_cast<PyObject*>(self);
+}
+
+void AnnotateDealloc(PyObject* object) {
+  auto* self = reinterpret_cast<AnnotateObject*>(object);
+  Py_XDECREF(self->name);
+  Py_TYPE(object)->tp_free(object);
+}
+
+PyObject* AnnotateEnter(PyObject* object, PyObject*) {
+  auto* self = reinterpret_cast<AnnotateObject*>(object);
+  if (smprof::internal::g_recording.load(std::memory_order_relaxed) && self->thread == nullptr) {
+    if (self->name == Py_None) {
+      PyErr_SetString(PyExc_TypeError, "annotate() used as a context manager needs a name");
+      return nullptr;
+    }
+    if (!Names().Lookup(self->name, &self->name_id)) return nullptr;
+    self->thread = smprof::internal::EnterScope(&self->depth);
+    self->start_ns = smprof::internal::NowNs();
+  }
+  Py_INCREF(object);
+  return object;
+}
+
+PyObject* AnnotateExit(PyObject* object, PyObject* const*, Py_ssize_t) {
+  auto* self = reinterpret_cast<AnnotateObject*>(object);
+  if (ThreadState* thread = self->thread) {
+    self->thread = nullptr;
+    // A scope closed on another thread than it opened on is not recorded:
+    // thread buffers have one writer each.
+    if (thread == smprof::internal::Recorder::Get().Current()) {
+      smprof::internal::ExitScope(thread, self->name_id, self->start_ns, self->depth);
+    } else if (PyErr_WarnEx(PyExc_RuntimeWarning,
+                            "smppy.annotate: a scope exited on another thread than it entered on is not recorded",
+                            1) < 0) {
+      return nullptr;
+    }
+  }
+  Py_RETURN_FALSE;
+}
+
+PyObject* AnnotateCall(PyObject* object, PyObject* args, PyObject* kwargs) {
+  auto* self = reinterpret_cast<AnnotateObject*>(object);
+  PyObject* func = nullptr;
+  if (kwargs != nullptr || !PyArg_UnpackTuple(args, "annotate", 1, 1, &func) || !PyCallable_Check(func)) {
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "annotate(...) decorates one callable");
+    return nullptr;
+  }
+  return Decorate(func, self->name);
+}
+
+PyObject* AnnotateGetName(PyObject* object, void*) {
+  PyObject* name = reinterpret_cast<AnnotateObject*>(object)->name;
+  Py_INCREF(name);
+  return name;
+}
+
+PyMethodDef kAnnotateMethods[] = {
+    {"__enter__", AnnotateEnter, METH_NOARGS, "Opens the range (when profiling)."},
+    {"__exit__", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(AnnotateExit)), METH_FASTCALL,
+     "Closes the range, also when the block raised."},
+    {nullptr, nullptr, 0, nullptr},
+};
+
+PyGetSetDef kAnnotateGetSet[] = {
+    {"name", AnnotateGetName, nullptr, "The range's name (None until a bare decorator names it).", nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr},
+};
+
+PyTypeObject MakeAnnotateType() {
+  PyTypeObject type = {PyVarObject_HEAD_INIT(nullptr, 0)};
+  type.tp_name = "smppy.annotate";
+  type.tp_basicsize = sizeof(AnnotateObject);
+  type.tp_flags = Py_TPFLAGS_DEFAULT;
+  type.tp_doc =
+      "annotate(name=None)\n\n"
+      "Records a named time range on the current thread.\n\n"
+      "As a context manager::\n\n"
+      "    with smppy.annotate(\"forward\"):\n"
+      "        loss = model(x)\n\n"
+      "As a decorator (the name defaults to the function's qualified name)::\n\n"
+      "    @smppy.annotate\n"
+      "    def train_step(batch): ...\n\n"
+      "    @smppy.annotate(\"step\")\n"
+      "    def train_step(batch): ...\n\n"
+      "Ranges nest, close when the block raises, and cost one flag check when\n"
+      "profiling is off. A range must exit on the thread it entered on.";
+  type.tp_new = AnnotateNew;
+  type.tp_dealloc = AnnotateDealloc;
+  type.tp_call = AnnotateCall;
+  type.tp_methods = kAnnotateMethods;
+  type.tp_getset = kAnnotateGetSet;
+  return type;
+}
+
+PyTypeObject g_annotate_type = MakeAnnotateType();
+
+PyObject* AnnotationBegin(PyObject*, PyObject* name) {
+  if (!smprof::internal::g_recording.load(std::memory_order_relaxed)) return PyLong_FromLong(0);
+  if (!PyUnicode_Check(name)) {
+    PyErr_Format(PyExc_TypeError, "annotation_begin() takes a str name, not %.100s", Py_TYPE(name)->tp_name);
+    return nullptr;
+  }
+  NameId id = 0;
+  if (!Names().Lookup(name, &id)) return nullptr;
+  return PyLong_FromUnsignedLongLong(smprof::AnnotationBegin(id));
+}
+
+PyObject* AnnotationEnd(PyObject*, PyObject* handle) {
+  const unsigned long long value = PyLong_AsUnsignedLongLong(handle);
+  if (value == static_cast<unsigned long long>(-1) && PyErr_Occurred()) {
+    PyErr_Clear();
+    PyErr_Format(PyExc_TypeError, "annotation_end() takes the int handle from annotation_begin(), not %.100s",
+                 Py_TYPE(handle)->tp_name);
+    return nullptr;
+  }
+  return PyLong_FromLong(static_cast<long>(smprof::AnnotationEnd(value)));
+}
+
+PyObject* SetDecorator(PyObject*, PyObject* decorator) {
+  Py_INCREF(decorator);
+  Py_XSETREF(g_decorator, decorator);
+  Py_RETURN_NONE;
+}
+
+PyMethodDef kFunctions[] = {
+    {"annotation_begin", AnnotationBegin, METH_O, "annotation_begin(name) -> int handle (0 when not profiling)."},
+    {"annotation_end", AnnotationEnd, METH_O, "annotation_end(handle) -> smprof::EndResult code."},
+    {"_set_decorator", SetDecorator, METH_O, "Registers the Python helper that wraps decorated functions."},
+    {nullptr, nullptr, 0, nullptr},
+};
+
+}  // namespace
+
+int AddAnnotationApi(PyObject* module) {
+  if (PyType_Ready(&g_annotate_type) < 0) return -1;
+  Py_INCREF(&g_annotate_type);
+  if (PyModule_AddObject(module, "annotate", reinterpret_cast<PyObject*>(&g_annotate_type)) < 0) {
+    Py_DECREF(&g_annotate_type);
+    return -1;
+  }
+  return PyModule_AddFunctions(module, kFunctions);
+}
+
+}  // namespace smppy

@@ -1,0 +1,126 @@
+#include "python/trace_file.h"
+
+#include <pybind11/stl.h>
+
+#include <memory>
+
+#include "trace/frame_codec.h"
+#include "trace/trace_reader.h"
+
+namespace py = pybind11;
+
+namespace smppy {
+
+namespace {
+
+using smprof::internal::TraceReader;
+
+py::dict Anchor(const smprof::trace::ClockAnchor& anchor) {
+  py::dict out;
+  out["monotonic_ns"] = anchor.monotonic_ns();
+  out["realtime_ns"] = anchor.realtime_ns();
+  return out;
+}
+
+py::dict HeaderDict(const smprof::trace::FileHeader& h) {
+  py::dict out;
+  out["format_version"] = h.format_version();
+  out["library_version"] = h.library_version();
+  out["host"] = h.host();
+  out["rank"] = h.rank();
+  out["local_rank"] = h.local_rank();
+  out["world_size"] = h.world_size();
+  out["job"] = h.job();
+  out["rank_source"] = h.rank_source();
+  out["pid"] = h.pid();
+  out["parent_pid"] = h.parent_pid();
+  out["argv"] = std::vector<std::string>(h.argv().begin(), h.argv().end());
+  out["config"] = std::map<std::string, std::string>(h.config().begin(), h.config().end());
+  out["start"] = Anchor(h.start());
+  out["session_index"] = h.session_index();
+  py::list collectors;
+  for (const auto& c : h.collectors()) {
+    py::dict collector;
+    collector["name"] = c.name();
+    collector["active"] = c.active();
+    collector["reason"] = c.reason();
+    collectors.append(collector);
+  }
+  out["collectors"] = collectors;
+  return out;
+}
+
+py::dict FooterDict(const smprof::trace::Footer& f) {
+  py::dict out;
+  out["stop"] = Anchor(f.stop());
+  out["annotations_written"] = f.annotations_written();
+  out["annotations_dropped"] = f.annotations_dropped();
+  out["frames_written"] = f.frames_written();
+  out["open_ranges_at_stop"] = f.open_ranges_at_stop();
+  return out;
+}
+
+// Columns of one frame as Python lists.
+py::dict FrameDict(const smprof::trace::Frame& frame) {
+  std::vector<smprof::internal::AnnotationRow> rows;
+  if (smprof::Status s = smprof::internal::DecodeAnnotations(frame, &rows); !s.ok()) {
+    throw std::runtime_error(s.message());
+  }
+  const std::size_t n = rows.size();
+  py::list start(n), dur(n), name(n), tid(n), depth(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    start[i] = py::int_(rows[i].start_ns);
+    dur[i] = py::int_(rows[i].dur_ns);
+    name[i] = py::str(rows[i].name.data(), rows[i].name.size());
+    tid[i] = py::int_(rows[i].tid);
+    depth[i] = py::int_(rows[i].depth);
+  }
+  py::dict annotations;
+  annotations["start_ns"] = start;
+  annotations["dur_ns"] = dur;
+  annotations["name"] = name;
+  annotations["tid"] = tid;
+  annotations["depth"] = depth;
+  py::dict threads;
+  for (const auto& thread : frame.threads()) threads[py::int_(thread.tid())] = thread.name();
+  py::dict out;
+  out["sequence"] = frame.sequence();
+  out["dropped_total"] = frame.dropped_total();
+  out["annotations"] = annotations;
+  out["threads"] = threads;
+  return out;
+}
+
+class TraceFile {
+ public:
+  explicit TraceFile(const std::string& path) {
+    if (smprof::Status s = TraceReader::Open(path, &reader_); !s.ok()) throw py::value_error(s.message());
+  }
+  py::dict header() const { return HeaderDict(reader_->header()); }
+  // The next frame as a dict, or None when reading has ended.
+  py::object next_frame() {
+    smprof::trace::Frame frame;
+    if (!reader_->NextFrame(&frame)) return py::none();
+    return FrameDict(frame);
+  }
+  py::object footer() const { return reader_->has_footer() ? py::object(FooterDict(reader_->footer())) : py::none(); }
+  py::object problem() const { return reader_->problem().empty() ? py::none() : py::object(py::str(reader_->problem())); }
+  std::uint64_t problem_offset() const { return reader_->problem_offset(); }
+
+ private:
+  std::unique_ptr<TraceReader> reader_;
+};
+
+}  // namespace
+
+void BindTraceFile(py::module_& m) {
+  py::class_<TraceFile>(m, "TraceFile", "One rank file, read frame by frame.")
+      .def(py::init<const std::string&>(), py::arg("path"))
+      .def_property_readonly("header", &TraceFile::header)
+      .def("next_frame", &TraceFile::next_frame)
+      .def_property_readonly("footer", &TraceFile::footer, "The footer, once reading reached it; else None.")
+      .def_property_readonly("problem", &TraceFile::problem, "Why reading stopped early, or None.")
+      .def_property_readonly("problem_offset", &TraceFile::problem_offset);
+}
+
+}  // namespace smppy
