@@ -5,7 +5,8 @@ from __future__ import annotations
 import atexit
 import threading
 import warnings
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from smppy import _smppy
 

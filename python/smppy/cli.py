@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 from collections import defaultdict
-from typing import Sequence
+from collections.abc import Sequence
 
 import smppy
 from smppy.trace import find_trace_files, iter_events
@@ -21,12 +21,16 @@ def _print_info(infos: list[TraceInfo], top: int) -> None:
     for info in infos:
         h = info.header
         print(f"{info.path}")
-        print(f"  rank {h['rank']}/{h['world_size']} (local {h['local_rank']}, from {h['rank_source']})"
-              f"  host {h['host']}  pid {h['pid']}  job {h['job']}  session {h['session_index']}")
+        print(
+            f"  rank {h['rank']}/{h['world_size']} (local {h['local_rank']}, from {h['rank_source']})"
+            f"  host {h['host']}  pid {h['pid']}  job {h['job']}  session {h['session_index']}"
+        )
         print(f"  command: {' '.join(h['argv'])}")
         print(f"  status: {info.status}")
-        print(f"  span {info.span_ns / 1e9:.3f} s  frames {info.frames}  annotations {info.annotations}"
-              f"  dropped {info.dropped}  threads {len(info.threads)}  distinct names {len(info.names)}")
+        print(
+            f"  span {info.span_ns / 1e9:.3f} s  frames {info.frames}  annotations {info.annotations}"
+            f"  dropped {info.dropped}  threads {len(info.threads)}  distinct names {len(info.names)}"
+        )
         inactive = [c for c in h["collectors"] if not c["active"]]
         for c in inactive:
             print(f"  collector {c['name']}: off ({c['reason']})")
@@ -40,13 +44,17 @@ def _print_info(infos: list[TraceInfo], top: int) -> None:
     if not totals:
         return
     ranks = sorted({i.header["rank"] for i in infos})
-    print(f"\n{len(infos)} file(s), ranks {ranks}, "
-          f"{sum(i.annotations for i in infos)} annotations, {sum(i.dropped for i in infos)} dropped")
+    print(
+        f"\n{len(infos)} file(s), ranks {ranks}, "
+        f"{sum(i.annotations for i in infos)} annotations, {sum(i.dropped for i in infos)} dropped"
+    )
     print(f"top {min(top, len(totals))} annotations by total time (all files):")
     print(f"  {'name':<32} {'count':>8} {'total':>14} {'mean':>12} {'max':>12}")
     for name, s in sorted(totals.items(), key=lambda kv: -kv[1].total_ns)[:top]:
-        print(f"  {name[:32]:<32} {s.count:>8} {_ms(s.total_ns):>14} {_ms(s.total_ns // s.count):>12}"
-              f" {_ms(s.max_ns):>12}")
+        print(
+            f"  {name[:32]:<32} {s.count:>8} {_ms(s.total_ns):>14} {_ms(s.total_ns // s.count):>12}"
+            f" {_ms(s.max_ns):>12}"
+        )
 
 
 def cmd_info(args: argparse.Namespace) -> int:

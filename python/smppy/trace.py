@@ -9,9 +9,10 @@ directory; ``iter_events(path)`` yields each event as the dict that
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from smppy import _smppy
 

@@ -33,10 +33,10 @@ class TraceInfo:
 
     @property
     def status(self) -> str:
+        if self.footer is None and (self.problem is None or "no footer" in self.problem):
+            return "incomplete: no footer (the process did not stop profiling, or is still writing)"
         if self.problem:
             return f"damaged: {self.problem} (read up to there)"
-        if self.footer is None:
-            return "incomplete: no footer (the process did not stop profiling, or is still writing)"
         return "complete"
 
     @property

@@ -178,11 +178,11 @@ PyTypeObject MakeAnnotateType() {
 PyTypeObject g_annotate_type = MakeAnnotateType();
 
 PyObject* AnnotationBegin(PyObject*, PyObject* name) {
-  if (!smprof::internal::g_recording.load(std::memory_order_relaxed)) return PyLong_FromLong(0);
   if (!PyUnicode_Check(name)) {
     PyErr_Format(PyExc_TypeError, "annotation_begin() takes a str name, not %.100s", Py_TYPE(name)->tp_name);
     return nullptr;
   }
+  if (!smprof::internal::g_recording.load(std::memory_order_relaxed)) return PyLong_FromLong(0);
   NameId id = 0;
   if (!Names().Lookup(name, &id)) return nullptr;
   return PyLong_FromUnsignedLongLong(smprof::AnnotationBegin(id));

@@ -28,8 +28,12 @@ Status TraceReader::Open(const std::string& path, std::unique_ptr<TraceReader>* 
   }
   std::unique_ptr<TraceReader> reader(new TraceReader(file, path));
   char magic[sizeof(trace_format::kMagic)];
-  if (std::fread(magic, 1, sizeof(magic), file) != sizeof(magic) ||
-      std::memcmp(magic, trace_format::kMagic, sizeof(magic) - 1) != 0) {
+  const std::size_t magic_bytes = std::fread(magic, 1, sizeof(magic), file);
+  if (magic_bytes < sizeof(magic) && std::memcmp(magic, trace_format::kMagic, magic_bytes) == 0) {
+    return Status(StatusCode::kInvalidArgument, "'" + path + "' is truncated: it ends at byte " +
+                                                    std::to_string(magic_bytes) + ", inside the 8-byte magic");
+  }
+  if (magic_bytes < sizeof(magic) || std::memcmp(magic, trace_format::kMagic, sizeof(magic) - 1) != 0) {
     return Status(StatusCode::kInvalidArgument, "'" + path + "' is not an smprof trace (bad magic)");
   }
   if (static_cast<unsigned char>(magic[7]) != trace_format::kFormatVersion) {
@@ -39,7 +43,9 @@ Status TraceReader::Open(const std::string& path, std::unique_ptr<TraceReader>* 
   }
   reader->offset_ = sizeof(magic);
   std::string tag;
-  if (reader->ReadChunk(&tag) != ChunkResult::kOk || tag != trace_format::kHeaderTag ||
+  const ChunkResult header = reader->ReadChunk(&tag);
+  if (header == ChunkResult::kEnd) reader->SetProblem(reader->offset_, "truncated: no header chunk");
+  if (header != ChunkResult::kOk || tag != trace_format::kHeaderTag ||
       !reader->header_.ParseFromString(reader->payload_)) {
     return Status(StatusCode::kInvalidArgument,
                   "'" + path + "': unreadable header" + (reader->problem_.empty() ? "" : ": " + reader->problem_));
@@ -114,6 +120,9 @@ bool TraceReader::NextFrame(trace::Frame* frame) {
   while (!done_) {
     const std::uint64_t start = offset_;
     const ChunkResult result = ReadChunk(&tag);
+    if (result == ChunkResult::kEnd && !has_footer_) {
+      SetProblem(start, "truncated: no footer (the session was not stopped, or is still writing)");
+    }
     if (result != ChunkResult::kOk) {
       done_ = true;
       return false;

@@ -35,6 +35,8 @@ class TraceReader {
   const trace::Footer& footer() const { return footer_; }
 
   // Empty, or why reading stopped early ("truncated ..." / "corrupt ...").
+  // A file that ends cleanly after its last frame but has no footer is
+  // reported as "truncated: no footer ...", at the offset where it ends.
   const std::string& problem() const { return problem_; }
   std::uint64_t problem_offset() const { return problem_offset_; }
   const std::string& path() const { return path_; }

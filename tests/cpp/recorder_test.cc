@@ -16,15 +16,14 @@ namespace {
 
 std::vector<AnnotationRecord> DrainAll() {
   std::vector<AnnotationRecord> out;
-  Recorder::Get().DrainOnce([&out](const AnnotationRecord* records, std::size_t count) {
-    out.insert(out.end(), records, records + count);
-  });
+  Recorder::Get().DrainOnce(
+      [&out](const AnnotationRecord* records, std::size_t count) { out.insert(out.end(), records, records + count); });
   return out;
 }
 
 AnnotationRecord MakeRecord(std::int64_t i, std::uint32_t tid) {
   return AnnotationRecord{1000 + i, i % 7, static_cast<std::uint32_t>(i % 5), tid, static_cast<std::uint16_t>(i % 3),
-                          0, 0};
+                          0,        0};
 }
 
 // Appends `count` records numbered from `first` from the calling thread.

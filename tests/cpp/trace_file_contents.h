@@ -23,7 +23,7 @@ struct DecodedRange {
 };
 
 struct TraceFileContents {
-  Status open_status;          // not ok: nothing else is filled in
+  Status open_status;  // not ok: nothing else is filled in
   trace::FileHeader header;
   std::vector<trace::Frame> frames;
   std::vector<DecodedRange> ranges;  // every frame's annotations, in file order

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs everything smprof needs to build, test and run its example on a
+# fresh Debian machine, then builds and installs the smppy package into the
+# current Python. Idempotent: a second run only rebuilds the package.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+apt_packages=(libprotobuf-dev protobuf-compiler libzstd-dev libgtest-dev clang-format ninja-build)
+missing=()
+for p in "${apt_packages[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "== installing Debian packages: ${missing[*]}"
+  sudo_cmd=""
+  [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+python3 -m pip --version >/dev/null
+python_packages=(scikit-build-core pybind11 cmake pytest ruff "torch==2.13.0")
+if ! python3 -c "import torch, pybind11, scikit_build_core, pytest; assert torch.__version__.startswith('2.13.0')" 2>/dev/null \
+   || ! command -v ruff >/dev/null || ! command -v cmake >/dev/null; then
+  echo "== installing Python packages: ${python_packages[*]}"
+  python3 -m pip install -q "${python_packages[@]}"
+fi
+
+echo "== building and installing the smppy package"
+python3 -m pip install -q --no-build-isolation .

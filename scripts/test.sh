@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The whole test suite: style checks, the C++ build with its GoogleTest suite,
+# the find_package consumer test, then the Python tests (real PyTorch runs,
+# torchrun, the CLI, benchmark smoke runs).
+#   bash scripts/test.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install_deps.sh
+
+echo "== style: clang-format and ruff"
+git ls-files -z -- '*.cc' '*.h' | xargs -0 -r clang-format --dry-run --Werror
+ruff check python tests bench examples
+ruff format --check python tests bench examples
+
+echo "== C++: build and GoogleTest"
+build=build/test
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+ninja -C "$build"
+ctest --test-dir "$build" --output-on-failure -j 2
+
+echo "== C++: find_package(smprof) consumer"
+bash tests/cmake_consumer/run.sh "$build"
+
+echo "== Python"
+python3 -m pytest tests/python -q

@@ -1,0 +1,217 @@
+// Handle ranges (AnnotationBegin/AnnotationEnd): in-order ends, double ends,
+// out-of-order ends (recorded once), ends on another thread (recorded with
+// the beginning thread's tid), handle 0, begin without a session, handles
+// that outlive their session, and the cap on open ranges per thread.
+#include <gtest/gtest.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "smprof/smprof.h"
+#include "temp_dir.h"
+#include "trace_file_contents.h"
+
+namespace smprof {
+namespace {
+
+using testing::ConfigWritingTo;
+using testing::DecodedRange;
+using testing::ReadTraceFile;
+using testing::TempDir;
+using testing::TraceFileContents;
+
+std::uint32_t Tid() { return static_cast<std::uint32_t>(syscall(SYS_gettid)); }
+
+class AnnotationHandles : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(Start(ConfigWritingTo(dir_.path(), "handles_%s.smprof")).ok()); }
+  void TearDown() override {
+    if (IsProfiling()) Stop();
+  }
+  // Stops the session and returns its ranges by name.
+  std::map<std::string, std::vector<DecodedRange>> StopAndRead() {
+    EXPECT_TRUE(Stop().ok());
+    const TraceFileContents trace = ReadTraceFile(LastSessionStats().path);
+    EXPECT_TRUE(trace.open_status.ok()) << trace.open_status.message();
+    EXPECT_TRUE(trace.problem.empty()) << trace.problem;
+    std::map<std::string, std::vector<DecodedRange>> by_name;
+    for (const DecodedRange& r : trace.ranges) by_name[r.name].push_back(r);
+    footer_ = trace.footer;
+    return by_name;
+  }
+
+  TempDir dir_;
+  trace::Footer footer_;
+};
+
+TEST_F(AnnotationHandles, InOrderEndsAreOkAndNest) {
+  const AnnotationHandle outer = AnnotationBegin("outer");
+  const AnnotationHandle inner = AnnotationBegin("inner");
+  ASSERT_NE(outer, 0u);
+  ASSERT_NE(inner, 0u);
+  EXPECT_NE(outer, inner);
+  EXPECT_EQ(AnnotationEnd(inner), EndResult::kOk);
+  EXPECT_EQ(AnnotationEnd(outer), EndResult::kOk);
+
+  auto ranges = StopAndRead();
+  ASSERT_EQ(ranges["outer"].size(), 1u);
+  ASSERT_EQ(ranges["inner"].size(), 1u);
+  EXPECT_EQ(ranges["outer"][0].depth, 0u);
+  EXPECT_EQ(ranges["inner"][0].depth, 1u);
+  EXPECT_EQ(ranges["inner"][0].tid, Tid());
+  EXPECT_GE(ranges["inner"][0].start_ns, ranges["outer"][0].start_ns);
+  EXPECT_LE(ranges["inner"][0].end_ns(), ranges["outer"][0].end_ns());
+}
+
+TEST_F(AnnotationHandles, EndingTwiceIsUnknownAndRecordedOnce) {
+  const AnnotationHandle h = AnnotationBegin("twice");
+  EXPECT_EQ(AnnotationEnd(h), EndResult::kOk);
+  EXPECT_EQ(AnnotationEnd(h), EndResult::kUnknownHandle);
+  EXPECT_EQ(AnnotationEnd(h + 12345), EndResult::kUnknownHandle) << "never issued";
+  auto ranges = StopAndRead();
+  EXPECT_EQ(ranges["twice"].size(), 1u);
+}
+
+TEST_F(AnnotationHandles, OutOfOrderEndIsReportedAndRecordedOnce) {
+  const AnnotationHandle a = AnnotationBegin("a");
+  const AnnotationHandle b = AnnotationBegin("b");
+  EXPECT_EQ(AnnotationEnd(a), EndResult::kOutOfOrder);
+  EXPECT_EQ(AnnotationEnd(a), EndResult::kUnknownHandle);
+  EXPECT_EQ(AnnotationEnd(b), EndResult::kOk) << "b is the innermost open range now";
+  auto ranges = StopAndRead();
+  ASSERT_EQ(ranges["a"].size(), 1u);
+  ASSERT_EQ(ranges["b"].size(), 1u);
+  EXPECT_EQ(ranges["a"][0].depth, 0u);
+  EXPECT_EQ(ranges["b"][0].depth, 1u);
+  EXPECT_EQ(footer_.open_ranges_at_stop(), 0u);
+}
+
+TEST_F(AnnotationHandles, EndOnAnotherThreadIsRecordedWithTheBeginningThread) {
+  const AnnotationHandle h = AnnotationBegin("cross-thread");
+  EndResult result = EndResult::kNotProfiling;
+  std::uint32_t other_tid = 0;
+  std::thread([&] {
+    other_tid = Tid();
+    result = AnnotationEnd(h);
+  }).join();
+  EXPECT_EQ(result, EndResult::kOk);
+  EXPECT_EQ(AnnotationEnd(h), EndResult::kUnknownHandle) << "already ended on the other thread";
+
+  // And the other way round: begun on a worker, ended here.
+  AnnotationHandle from_worker = 0;
+  std::uint32_t worker_tid = 0;
+  std::thread worker;
+  std::mutex mutex;
+  std::condition_variable cv;
+  bool ended = false;
+  worker = std::thread([&] {
+    worker_tid = Tid();
+    std::unique_lock<std::mutex> lock(mutex);
+    from_worker = AnnotationBegin("begun-on-worker");
+    cv.notify_all();
+    cv.wait(lock, [&] { return ended; });  // stays alive until ended
+  });
+  {
+    std::unique_lock<std::mutex> lock(mutex);
+    cv.wait(lock, [&] { return from_worker != 0; });
+    EXPECT_EQ(AnnotationEnd(from_worker), EndResult::kOk);
+    ended = true;
+    cv.notify_all();
+  }
+  worker.join();
+
+  auto ranges = StopAndRead();
+  ASSERT_EQ(ranges["cross-thread"].size(), 1u);
+  EXPECT_EQ(ranges["cross-thread"][0].tid, Tid());
+  EXPECT_NE(ranges["cross-thread"][0].tid, other_tid);
+  ASSERT_EQ(ranges["begun-on-worker"].size(), 1u);
+  EXPECT_EQ(ranges["begun-on-worker"][0].tid, worker_tid);
+}
+
+TEST_F(AnnotationHandles, HandleZeroIsNotProfiling) {
+  EXPECT_EQ(AnnotationEnd(0), EndResult::kNotProfiling);
+  StopAndRead();
+}
+
+TEST_F(AnnotationHandles, HandlesAndScopesShareOneDepth) {
+  const AnnotationHandle h = AnnotationBegin("handle");
+  {
+    SMPROF_ANNOTATE("scope-in-handle");
+    const AnnotationHandle inner = AnnotationBegin("handle-in-scope");
+    EXPECT_EQ(AnnotationEnd(inner), EndResult::kOk);
+  }
+  EXPECT_EQ(AnnotationEnd(h), EndResult::kOk);
+  auto ranges = StopAndRead();
+  ASSERT_EQ(ranges["scope-in-handle"].size(), 1u);
+  ASSERT_EQ(ranges["handle-in-scope"].size(), 1u);
+  EXPECT_EQ(ranges["handle"][0].depth, 0u);
+  EXPECT_EQ(ranges["scope-in-handle"][0].depth, 1u);
+  EXPECT_EQ(ranges["handle-in-scope"][0].depth, 2u);
+}
+
+TEST_F(AnnotationHandles, NameIdOverloadMatchesTheStringOverload) {
+  const NameId id = InternName("by-id");
+  EXPECT_EQ(InternName("by-id"), id);
+  EXPECT_EQ(AnnotationEnd(AnnotationBegin(id)), EndResult::kOk);
+  EXPECT_EQ(AnnotationEnd(AnnotationBegin("by-id")), EndResult::kOk);
+  auto ranges = StopAndRead();
+  EXPECT_EQ(ranges["by-id"].size(), 2u);
+}
+
+TEST_F(AnnotationHandles, OpenRangesPerThreadAreCapped) {
+  std::vector<AnnotationHandle> handles;
+  for (int i = 0; i < 4096; ++i) {
+    handles.push_back(AnnotationBegin("deep"));
+    ASSERT_NE(handles.back(), 0u) << i;
+  }
+  EXPECT_EQ(AnnotationBegin("one-too-many"), 0u);
+  for (auto it = handles.rbegin(); it != handles.rend(); ++it) ASSERT_EQ(AnnotationEnd(*it), EndResult::kOk);
+  EXPECT_NE(AnnotationBegin("room-again"), 0u);
+  auto ranges = StopAndRead();
+  EXPECT_EQ(ranges["deep"].size(), 4096u);
+  std::uint32_t min_depth = ~0u;
+  std::uint32_t max_depth = 0;
+  for (const DecodedRange& r : ranges["deep"]) {
+    min_depth = std::min(min_depth, r.depth);
+    max_depth = std::max(max_depth, r.depth);
+  }
+  EXPECT_EQ(min_depth, 0u);
+  EXPECT_EQ(max_depth, 4095u);
+  EXPECT_EQ(footer_.open_ranges_at_stop(), 1u);
+}
+
+TEST_F(AnnotationHandles, HandleEndedAfterStopIsNotRecorded) {
+  const AnnotationHandle h = AnnotationBegin("outlives-session");
+  ASSERT_TRUE(Stop().ok());
+  EXPECT_EQ(AnnotationEnd(h), EndResult::kNotProfiling);
+  EXPECT_EQ(LastSessionStats().annotations_written, 0u);
+}
+
+TEST_F(AnnotationHandles, HandleFromAnEarlierSessionIsUnknownInTheNext) {
+  const AnnotationHandle old = AnnotationBegin("earlier");
+  ASSERT_TRUE(Stop().ok());
+  ASSERT_TRUE(Start(ConfigWritingTo(dir_.path(), "handles_%s.smprof")).ok());
+  EXPECT_EQ(AnnotationEnd(old), EndResult::kUnknownHandle);
+  auto ranges = StopAndRead();
+  EXPECT_EQ(ranges.count("earlier"), 0u);
+}
+
+TEST(AnnotationHandlesWithoutSession, BeginReturnsZeroAndEndIsNotProfiling) {
+  ASSERT_FALSE(IsProfiling());
+  const AnnotationHandle h = AnnotationBegin("nothing");
+  EXPECT_EQ(h, 0u);
+  EXPECT_EQ(AnnotationBegin(InternName("nothing")), 0u);
+  EXPECT_EQ(AnnotationEnd(h), EndResult::kNotProfiling);
+  {
+    SMPROF_ANNOTATE("scope-without-session");  // must be a harmless no-op
+  }
+}
+
+}  // namespace
+}  // namespace smprof

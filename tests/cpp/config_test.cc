@@ -1,0 +1,212 @@
+// Configuration: every key's default, SMP_* environment overrides, a Config
+// value beating the environment, loud errors for unknown keys and bad values
+// (naming the key and the valid choices), each key's value parsing, and the
+// key -> environment variable name mapping.
+#include "smprof/config.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <optional>
+#include <string>
+
+#include "core/resolved_config.h"
+
+namespace smprof::internal {
+namespace {
+
+EnvLookup FakeEnv(std::map<std::string, std::string> vars) {
+  return [vars = std::move(vars)](const std::string& name) -> std::optional<std::string> {
+    auto it = vars.find(name);
+    if (it == vars.end()) return std::nullopt;
+    return it->second;
+  };
+}
+
+ResolvedConfig ResolveOk(const Config& config, std::map<std::string, std::string> env = {}) {
+  ResolvedConfig resolved;
+  const Status status = ResolveConfig(config, FakeEnv(std::move(env)), &resolved);
+  EXPECT_TRUE(status.ok()) << status.message();
+  return resolved;
+}
+
+std::string ResolveError(const Config& config, std::map<std::string, std::string> env = {}) {
+  ResolvedConfig resolved;
+  const Status status = ResolveConfig(config, FakeEnv(std::move(env)), &resolved);
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument) << status.message();
+  return status.message();
+}
+
+Config One(const std::string& key, const std::string& value) { return Config().Set(key, value); }
+
+const std::map<std::string, std::string> kDefaults = {
+    {"EnableCuda", "auto"},
+    {"EnablePerf", "1"},
+    {"EnableForkFollow", "0"},
+    {"BucketCount", "16"},
+    {"BucketSizeMB", "4"},
+    {"Compression", "zstd"},
+    {"RecordFile", "smprof-out/%j/%h/rank%r_pid%p_%t.smprof"},
+    {"FlushIntervalMs", "1000"},
+};
+
+TEST(Config, KeysAreTheDocumentedOnesInOrder) {
+  const std::vector<std::string> expected = {"EnableCuda",   "EnablePerf",  "EnableForkFollow", "BucketCount",
+                                             "BucketSizeMB", "Compression", "RecordFile",       "FlushIntervalMs"};
+  EXPECT_EQ(ConfigKeys(), expected);
+}
+
+TEST(Config, EveryKeyHasItsDefault) {
+  const ResolvedConfig c = ResolveOk(Config());
+  EXPECT_EQ(c.effective, kDefaults);
+  EXPECT_TRUE(c.explicit_keys.empty());
+  EXPECT_EQ(c.enable_cuda, Tristate::kAuto);
+  EXPECT_TRUE(c.enable_perf);
+  EXPECT_FALSE(c.enable_fork_follow);
+  EXPECT_EQ(c.bucket_count, 16u);
+  EXPECT_EQ(c.bucket_size_mb, 4u);
+  EXPECT_EQ(c.compression_level, 3);
+  EXPECT_EQ(c.record_file, "smprof-out/%j/%h/rank%r_pid%p_%t.smprof");
+  EXPECT_EQ(c.flush_interval_ms, 1000u);
+}
+
+TEST(Config, UnderSageMakerTheDefaultRecordFileIsTheProfilerOutputDir) {
+  const ResolvedConfig c = ResolveOk(Config(), {{"SM_CURRENT_HOST", "algo-1"}});
+  EXPECT_EQ(c.record_file, "/opt/ml/output/profiler/framework/%h/rank%r_pid%p_%t.smprof");
+  const ResolvedConfig mine = ResolveOk(One("RecordFile", "/tmp/x.smprof"), {{"SM_CURRENT_HOST", "algo-1"}});
+  EXPECT_EQ(mine.record_file, "/tmp/x.smprof");
+}
+
+TEST(Config, EnvironmentOverridesEveryDefault) {
+  const ResolvedConfig c = ResolveOk(Config(), {{"SMP_ENABLE_CUDA", "1"},
+                                                {"SMP_ENABLE_PERF", "0"},
+                                                {"SMP_ENABLE_FORK_FOLLOW", "yes"},
+                                                {"SMP_BUCKET_COUNT", "8"},
+                                                {"SMP_BUCKET_SIZE_MB", "2"},
+                                                {"SMP_COMPRESSION", "none"},
+                                                {"SMP_RECORD_FILE", "/tmp/env_%p.smprof"},
+                                                {"SMP_FLUSH_INTERVAL_MS", "250"}});
+  EXPECT_EQ(c.enable_cuda, Tristate::kOn);
+  EXPECT_FALSE(c.enable_perf);
+  EXPECT_TRUE(c.enable_fork_follow);
+  EXPECT_EQ(c.bucket_count, 8u);
+  EXPECT_EQ(c.bucket_size_mb, 2u);
+  EXPECT_EQ(c.compression_level, 0);
+  EXPECT_EQ(c.record_file, "/tmp/env_%p.smprof");
+  EXPECT_EQ(c.flush_interval_ms, 250u);
+  EXPECT_EQ(c.explicit_keys.size(), kDefaults.size());
+  EXPECT_EQ(c.effective.at("BucketCount"), "8");
+}
+
+TEST(Config, ConfigValueBeatsEnvironment) {
+  const ResolvedConfig c = ResolveOk(Config().Set("BucketCount", "3").Set("EnableCuda", "0"),
+                                     {{"SMP_BUCKET_COUNT", "8"}, {"SMP_ENABLE_CUDA", "1"}, {"SMP_ENABLE_PERF", "0"}});
+  EXPECT_EQ(c.bucket_count, 3u);
+  EXPECT_EQ(c.enable_cuda, Tristate::kOff);
+  EXPECT_FALSE(c.enable_perf) << "keys not in the Config still come from the environment";
+  EXPECT_EQ(c.explicit_keys.at("BucketCount"), "3");
+  EXPECT_EQ(c.effective.at("EnableCuda"), "0");
+}
+
+TEST(Config, ConfigValueBeatsABadEnvironmentValue) {
+  const ResolvedConfig c = ResolveOk(One("BucketCount", "2"), {{"SMP_BUCKET_COUNT", "lots"}});
+  EXPECT_EQ(c.bucket_count, 2u);
+}
+
+TEST(Config, UnknownKeyNamesTheKeyAndListsTheValidOnes) {
+  const std::string message = ResolveError(One("BucketCnt", "4"));
+  EXPECT_NE(message.find("'BucketCnt'"), std::string::npos) << message;
+  for (const auto& [key, value] : kDefaults) EXPECT_NE(message.find(key), std::string::npos) << key;
+  EXPECT_NE(ResolveError(One("enablecuda", "1")).find("'enablecuda'"), std::string::npos) << "keys are case sensitive";
+}
+
+TEST(Config, BadValueNamesTheKeyTheValueAndTheValidValues) {
+  const std::string message = ResolveError(One("EnableCuda", "maybe"));
+  EXPECT_NE(message.find("'EnableCuda'"), std::string::npos) << message;
+  EXPECT_NE(message.find("'maybe'"), std::string::npos) << message;
+  EXPECT_NE(message.find("auto, 1 or 0"), std::string::npos) << message;
+
+  const std::string count = ResolveError(One("BucketCount", "0"));
+  EXPECT_NE(count.find("'BucketCount'"), std::string::npos) << count;
+  EXPECT_NE(count.find("from 1 to 4096"), std::string::npos) << count;
+}
+
+TEST(Config, BadEnvironmentValueNamesTheVariable) {
+  const std::string message = ResolveError(Config(), {{"SMP_FLUSH_INTERVAL_MS", "fast"}});
+  EXPECT_NE(message.find("'FlushIntervalMs'"), std::string::npos) << message;
+  EXPECT_NE(message.find("SMP_FLUSH_INTERVAL_MS"), std::string::npos) << message;
+  EXPECT_NE(message.find("from 10 to 60000"), std::string::npos) << message;
+}
+
+TEST(Config, BooleansAcceptTheCommonSpellings) {
+  for (const char* yes : {"1", "true", "TRUE", "yes", "on", "On"}) {
+    EXPECT_TRUE(ResolveOk(One("EnablePerf", yes)).enable_perf) << yes;
+    EXPECT_TRUE(ResolveOk(One("EnableForkFollow", yes)).enable_fork_follow) << yes;
+    EXPECT_EQ(ResolveOk(One("EnableCuda", yes)).enable_cuda, Tristate::kOn) << yes;
+  }
+  for (const char* no : {"0", "false", "No", "off"}) {
+    EXPECT_FALSE(ResolveOk(One("EnablePerf", no)).enable_perf) << no;
+    EXPECT_EQ(ResolveOk(One("EnableCuda", no)).enable_cuda, Tristate::kOff) << no;
+  }
+  EXPECT_EQ(ResolveOk(One("EnableCuda", "AUTO")).enable_cuda, Tristate::kAuto);
+  for (const char* bad : {"", "2", "y", "auto"}) ResolveError(One("EnablePerf", bad));
+}
+
+TEST(Config, IntegersMustBeWholeAndInRange) {
+  EXPECT_EQ(ResolveOk(One("BucketCount", "1")).bucket_count, 1u);
+  EXPECT_EQ(ResolveOk(One("BucketCount", "4096")).bucket_count, 4096u);
+  EXPECT_EQ(ResolveOk(One("BucketSizeMB", "4096")).bucket_size_mb, 4096u);
+  EXPECT_EQ(ResolveOk(One("FlushIntervalMs", "10")).flush_interval_ms, 10u);
+  EXPECT_EQ(ResolveOk(One("FlushIntervalMs", "60000")).flush_interval_ms, 60000u);
+  for (const char* bad : {"0", "4097", "-1", "", "12abc", "1.5", "99999999999999999999"}) {
+    ResolveError(One("BucketCount", bad));
+    ResolveError(One("BucketSizeMB", bad));
+  }
+  ResolveError(One("FlushIntervalMs", "9"));
+  ResolveError(One("FlushIntervalMs", "60001"));
+}
+
+TEST(Config, CompressionIsZstdNoneOrALevel) {
+  EXPECT_EQ(ResolveOk(One("Compression", "zstd")).compression_level, 3);
+  EXPECT_EQ(ResolveOk(One("Compression", "ZSTD")).compression_level, 3);
+  EXPECT_EQ(ResolveOk(One("Compression", "none")).compression_level, 0);
+  EXPECT_EQ(ResolveOk(One("Compression", "0")).compression_level, 0);
+  EXPECT_EQ(ResolveOk(One("Compression", "19")).compression_level, 19);
+  const std::string message = ResolveError(One("Compression", "lz4"));
+  EXPECT_NE(message.find("zstd, none, or a zstd level"), std::string::npos) << message;
+  ResolveError(One("Compression", "20"));
+}
+
+TEST(Config, RecordFileAcceptsEveryCodeAndRejectsOthers) {
+  EXPECT_EQ(ResolveOk(One("RecordFile", "/o/%p_%t_%r_%l_%h_%j_%s_%%.smprof")).record_file,
+            "/o/%p_%t_%r_%l_%h_%j_%s_%%.smprof");
+  EXPECT_EQ(ResolveOk(One("RecordFile", "plain.smprof")).record_file, "plain.smprof");
+  const std::string message = ResolveError(One("RecordFile", "trace_%x.smprof"));
+  EXPECT_NE(message.find("'RecordFile'"), std::string::npos) << message;
+  EXPECT_NE(message.find("'trace_%x.smprof'"), std::string::npos) << message;
+  EXPECT_NE(message.find("%p pid"), std::string::npos) << message;
+  ResolveError(One("RecordFile", "ends_with_%"));
+  ResolveError(One("RecordFile", ""));
+  ResolveError(One("RecordFile", "%P"));
+}
+
+TEST(Config, EnvNameForMapsCamelCaseToUpperSnakeCase) {
+  EXPECT_EQ(EnvNameFor("EnableCuda"), "SMP_ENABLE_CUDA");
+  EXPECT_EQ(EnvNameFor("EnablePerf"), "SMP_ENABLE_PERF");
+  EXPECT_EQ(EnvNameFor("EnableForkFollow"), "SMP_ENABLE_FORK_FOLLOW");
+  EXPECT_EQ(EnvNameFor("BucketCount"), "SMP_BUCKET_COUNT");
+  EXPECT_EQ(EnvNameFor("BucketSizeMB"), "SMP_BUCKET_SIZE_MB");
+  EXPECT_EQ(EnvNameFor("Compression"), "SMP_COMPRESSION");
+  EXPECT_EQ(EnvNameFor("RecordFile"), "SMP_RECORD_FILE");
+  EXPECT_EQ(EnvNameFor("FlushIntervalMs"), "SMP_FLUSH_INTERVAL_MS");
+}
+
+TEST(Config, ValidateConfigChecksWithoutStarting) {
+  EXPECT_TRUE(ValidateConfig(Config().Set("BucketCount", "2").Set("RecordFile", "/tmp/v_%p.smprof")).ok());
+  const Status bad = ValidateConfig(One("NoSuchKey", "1"));
+  EXPECT_EQ(bad.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.message().find("NoSuchKey"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace smprof::internal
