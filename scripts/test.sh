@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 bash scripts/install_deps.sh
 
 echo "== style: clang-format and ruff"
-git ls-files -z -- '*.cc' '*.h' | xargs -0 -r clang-format --dry-run --Werror
+git ls-files -z -- '*.cc' '*.h' '*.c' | xargs -0 -r clang-format --dry-run --Werror
 ruff check python tests bench examples
 ruff format --check python tests bench examples
 

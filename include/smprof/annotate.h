@@ -70,8 +70,7 @@ struct ThreadState;
 // Opens a scope on the calling thread; returns its state and the depth.
 ThreadState* EnterScope(std::uint16_t* depth) noexcept;
 // Closes it: records [start_ns, end_ns) under `name` if still profiling.
-void ExitScope(ThreadState* thread, NameId name, std::int64_t start_ns,
-               std::uint16_t depth) noexcept;
+void ExitScope(ThreadState* thread, NameId name, std::int64_t start_ns, std::uint16_t depth) noexcept;
 
 }  // namespace internal
 
@@ -103,8 +102,6 @@ class Scope {
 #define SMPROF_CONCAT(a, b) SMPROF_CONCAT_INNER(a, b)
 
 // Records the enclosing block as a range named `name` (a constant string).
-#define SMPROF_ANNOTATE(name)                                      \
-  static const ::smprof::NameId SMPROF_CONCAT(smprof_name_, __LINE__) = \
-      ::smprof::InternName(name);                                  \
-  ::smprof::Scope SMPROF_CONCAT(smprof_scope_, __LINE__)(          \
-      SMPROF_CONCAT(smprof_name_, __LINE__))
+#define SMPROF_ANNOTATE(name)                                                                       \
+  static const ::smprof::NameId SMPROF_CONCAT(smprof_name_, __LINE__) = ::smprof::InternName(name); \
+  ::smprof::Scope SMPROF_CONCAT(smprof_scope_, __LINE__)(SMPROF_CONCAT(smprof_name_, __LINE__))

@@ -39,7 +39,7 @@ bool IsProfiling();
 
 // What the last (or current) session wrote. Zero before any session.
 struct SessionStats {
-  std::string path;                     // the trace file
+  std::string path;  // the trace file
   std::uint64_t annotations_written = 0;
   std::uint64_t annotations_dropped = 0;  // pool exhausted: see BucketCount
   std::uint64_t frames_written = 0;

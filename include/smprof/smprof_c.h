@@ -47,7 +47,7 @@ uint64_t smprof_annotation_begin_id(uint32_t name_id);
 int smprof_annotation_end(uint64_t handle);
 
 #ifdef __cplusplus
-}  /* extern "C" */
+} /* extern "C" */
 #endif
 
-#endif  /* SMPROF_SMPROF_C_H_ */
+#endif /* SMPROF_SMPROF_C_H_ */

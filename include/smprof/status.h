@@ -12,9 +12,9 @@ namespace smprof {
 
 enum class StatusCode {
   kOk = 0,
-  kInvalidArgument = 1,    // bad configuration key or value
-  kFailedPrecondition = 2, // call made in the wrong state (e.g. stop without start)
-  kIoError = 3,            // the trace file could not be created or written
+  kInvalidArgument = 1,     // bad configuration key or value
+  kFailedPrecondition = 2,  // call made in the wrong state (e.g. stop without start)
+  kIoError = 3,             // the trace file could not be created or written
   kInternal = 4,
 };
 

@@ -25,8 +25,8 @@ std::uint16_t ClampDepth(std::uint32_t depth) {
   return static_cast<std::uint16_t>(std::min<std::uint32_t>(depth, 0xffff));
 }
 
-void Record(ThreadState* writer, std::uint32_t tid, NameId name, std::int64_t start_ns,
-            std::int64_t end_ns, std::uint16_t depth) {
+void Record(ThreadState* writer, std::uint32_t tid, NameId name, std::int64_t start_ns, std::int64_t end_ns,
+            std::uint16_t depth) {
   Recorder::Get().Append(writer, AnnotationRecord{start_ns, end_ns - start_ns, name, tid, depth, 0, 0});
 }
 
@@ -77,8 +77,9 @@ AnnotationHandle AnnotationBegin(NameId name) {
   if (thread == nullptr) return 0;
   std::lock_guard<std::mutex> lock(thread->open_mutex);
   if (thread->open.size() >= internal::kMaxOpenRangesPerThread) {
-    internal::WarnOnce("too-many-open", "more than 4096 annotation ranges open on one thread; "
-                                        "new ones are ignored until some are ended");
+    internal::WarnOnce("too-many-open",
+                       "more than 4096 annotation ranges open on one thread; "
+                       "new ones are ignored until some are ended");
     return 0;
   }
   const std::uint64_t seq = thread->next_seq++ & internal::kSeqMask;

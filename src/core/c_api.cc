@@ -1,9 +1,8 @@
 // The C API (smprof_c.h) over the C++ one.
-#include "smprof/smprof_c.h"
-
 #include <string>
 
 #include "smprof/smprof.h"
+#include "smprof/smprof_c.h"
 
 namespace {
 

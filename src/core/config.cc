@@ -1,8 +1,8 @@
 // Config keys: names, defaults, parsing and validation.
 #include <cctype>
 #include <cerrno>
-#include <optional>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -180,8 +180,8 @@ Status ResolveConfig(const Config& config, const EnvLookup& env, ResolvedConfig*
       resolved.explicit_keys[spec.key] = value;
     }
     if (!spec.parse(value, &resolved)) {
-      return Status(StatusCode::kInvalidArgument, "invalid value '" + value + "' for profiler config key '" +
-                                                      spec.key + "'" + origin + "; valid values: " + spec.valid);
+      return Status(StatusCode::kInvalidArgument, "invalid value '" + value + "' for profiler config key '" + spec.key +
+                                                      "'" + origin + "; valid values: " + spec.valid);
     }
     resolved.effective[spec.key] = value;
   }

@@ -24,8 +24,8 @@ std::string UtcTime(std::int64_t realtime_ns) {
   std::tm tm{};
   gmtime_r(&seconds, &tm);
   char buffer[48];
-  std::snprintf(buffer, sizeof(buffer), "%04d%02d%02dT%02d%02d%02d.%06dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-                tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>((realtime_ns / 1000) % 1000000));
+  std::snprintf(buffer, sizeof(buffer), "%04d%02d%02dT%02d%02d%02d.%06dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>((realtime_ns / 1000) % 1000000));
   return buffer;
 }
 
@@ -39,14 +39,30 @@ std::string ExpandRecordPath(const std::string& pattern, const RankInfo& rank, c
       continue;
     }
     switch (pattern[++i]) {
-      case 'p': path += std::to_string(fields.pid); break;
-      case 't': path += UtcTime(fields.start_realtime_ns); break;
-      case 'r': path += std::to_string(rank.rank); break;
-      case 'l': path += std::to_string(rank.local_rank); break;
-      case 'h': path += SafeComponent(rank.host); break;
-      case 'j': path += SafeComponent(rank.job); break;
-      case 's': path += std::to_string(fields.session_index); break;
-      default: path += pattern[i]; break;  // "%%"; validation rejects other codes
+      case 'p':
+        path += std::to_string(fields.pid);
+        break;
+      case 't':
+        path += UtcTime(fields.start_realtime_ns);
+        break;
+      case 'r':
+        path += std::to_string(rank.rank);
+        break;
+      case 'l':
+        path += std::to_string(rank.local_rank);
+        break;
+      case 'h':
+        path += SafeComponent(rank.host);
+        break;
+      case 'j':
+        path += SafeComponent(rank.job);
+        break;
+      case 's':
+        path += std::to_string(fields.session_index);
+        break;
+      default:
+        path += pattern[i];
+        break;  // "%%"; validation rejects other codes
     }
   }
   return path;

@@ -33,8 +33,8 @@ struct OpenRange {
 
 struct ThreadState {
   std::uint32_t tid = 0;
-  std::uint32_t index = 0;        // registry slot, part of every handle
-  std::uint32_t scope_depth = 0;  // open RAII/with scopes; owner thread only
+  std::uint32_t index = 0;               // registry slot, part of every handle
+  std::uint32_t scope_depth = 0;         // open RAII/with scopes; owner thread only
   std::atomic<Chunk*> current{nullptr};  // written by the owner only
   std::atomic<bool> exited{false};
 

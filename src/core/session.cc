@@ -91,7 +91,7 @@ void DrainLoop(SessionState* s) {
   trace::Frame frame;
   auto write_frame = [&] {
     if (builder.size() == 0) return;
-    builder.Build(result.frames, &frame);
+    builder.Build(result.frames, &frame, kMaxFrameEvents);
     result.dropped += recorder.TakeDropped();
     frame.set_dropped_total(result.dropped);
     const auto count = static_cast<std::uint64_t>(frame.annotations().dur_ns_size());
@@ -109,27 +109,31 @@ void DrainLoop(SessionState* s) {
     ++result.frames;
   };
   const std::int64_t start_ns = s->start_ns;
+  // Only copies: DrainOnce holds the thread registry's lock around part of it.
   auto sink = [&](const AnnotationRecord* records, std::size_t count) {
     for (std::size_t i = 0; i < count; ++i) {
       // Ranges closed by a thread that saw the previous session still recording.
       if (records[i].start_ns >= start_ns) builder.Add(records + i, 1);
     }
-    if (builder.size() >= kMaxFrameEvents) write_frame();
+  };
+  auto drain = [&] {
+    recorder.DrainOnce(sink);
+    while (builder.size() >= kMaxFrameEvents) write_frame();
   };
   std::int64_t last_frame_ns = NowNs();
   const std::int64_t interval_ns = static_cast<std::int64_t>(s->config.flush_interval_ms) * 1000000;
   while (!s->stop_requested.load(std::memory_order_acquire)) {
     recorder.WaitForWork(s->config.flush_interval_ms);
-    recorder.DrainOnce(sink);
+    drain();
     if (NowNs() - last_frame_ns >= interval_ns) {
       write_frame();
       last_frame_ns = NowNs();
     }
   }
   // Twice: a thread exiting during the first pass queues its last chunk.
-  recorder.DrainOnce(sink);
-  recorder.DrainOnce(sink);
-  write_frame();
+  drain();
+  drain();
+  while (builder.size() > 0) write_frame();
   result.dropped += recorder.TakeDropped();
 }
 
@@ -172,8 +176,8 @@ trace::FileHeader MakeHeader(const ResolvedConfig& config, const RankInfo& rank,
       {"fork_follow", "EnableForkFollow", config.enable_fork_follow},
   };
   for (const Pending& p : pending) {
-    const std::string reason = p.requested ? std::string("not collected by smprof ") + SMPROF_VERSION
-                                           : std::string("disabled by ") + p.key;
+    const std::string reason =
+        p.requested ? std::string("not collected by smprof ") + SMPROF_VERSION : std::string("disabled by ") + p.key;
     add_collector(p.collector, false, reason);
     if (p.requested && config.explicit_keys.count(p.key) != 0 && config.explicit_keys.at(p.key) != "auto") {
       WarnOnce(p.key, std::string(p.key) + "=" + config.explicit_keys.at(p.key) + ": " + reason +

@@ -47,9 +47,8 @@ NameCache& Names() {
 PyObject* g_decorator = nullptr;  // smppy._annotations.decorate(func, name)
 
 struct AnnotateObject {
-  PyObject_HEAD
-  PyObject* name;         // str, or None until used as a decorator
-  ThreadState* thread;    // set while entered and recording
+  PyObject_HEAD PyObject* name;  // str, or None until used as a decorator
+  ThreadState* thread;           // set while entered and recording
   std::int64_t start_ns;
   NameId name_id;
   std::uint16_t depth;

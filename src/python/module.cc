@@ -22,11 +22,17 @@ smprof::Config ToConfig(const std::map<std::string, std::string>& values) {
 // state returns its message so the Python layer can warn instead of raise.
 std::optional<std::string> Check(const smprof::Status& status) {
   switch (status.code()) {
-    case smprof::StatusCode::kOk: return std::nullopt;
-    case smprof::StatusCode::kFailedPrecondition: return status.message();
-    case smprof::StatusCode::kInvalidArgument: throw py::value_error(status.message());
-    case smprof::StatusCode::kIoError: PyErr_SetString(PyExc_OSError, status.message().c_str()); throw py::error_already_set();
-    default: throw std::runtime_error(status.message());
+    case smprof::StatusCode::kOk:
+      return std::nullopt;
+    case smprof::StatusCode::kFailedPrecondition:
+      return status.message();
+    case smprof::StatusCode::kInvalidArgument:
+      throw py::value_error(status.message());
+    case smprof::StatusCode::kIoError:
+      PyErr_SetString(PyExc_OSError, status.message().c_str());
+      throw py::error_already_set();
+    default:
+      throw std::runtime_error(status.message());
   }
 }
 
@@ -37,7 +43,8 @@ PYBIND11_MODULE(_smppy, m) {
   m.def("version", &smprof::Version);
   m.def("config_keys", &smprof::ConfigKeys, "The documented config keys.");
   m.def(
-      "validate_config", [](const std::map<std::string, std::string>& values) { Check(smprof::ValidateConfig(ToConfig(values))); },
+      "validate_config",
+      [](const std::map<std::string, std::string>& values) { Check(smprof::ValidateConfig(ToConfig(values))); },
       "Raises ValueError naming the key and its valid values.");
   // Writing the header and joining the drain thread need no Python objects.
   m.def(

@@ -104,7 +104,9 @@ class TraceFile {
     return FrameDict(frame);
   }
   py::object footer() const { return reader_->has_footer() ? py::object(FooterDict(reader_->footer())) : py::none(); }
-  py::object problem() const { return reader_->problem().empty() ? py::none() : py::object(py::str(reader_->problem())); }
+  py::object problem() const {
+    return reader_->problem().empty() ? py::none() : py::object(py::str(reader_->problem()));
+  }
   std::uint64_t problem_offset() const { return reader_->problem_offset(); }
 
  private:

@@ -4,9 +4,12 @@
 
 namespace smprof::internal {
 
-void FrameBuilder::Build(std::uint64_t sequence, trace::Frame* frame) {
+void FrameBuilder::Build(std::uint64_t sequence, trace::Frame* frame, std::size_t limit) {
   frame->Clear();
   frame->set_sequence(sequence);
+  const auto taken = pending_.begin() + static_cast<std::ptrdiff_t>(std::min(limit, pending_.size()));
+  std::vector<AnnotationRecord> rest(taken, pending_.end());
+  pending_.erase(taken, pending_.end());
   std::stable_sort(pending_.begin(), pending_.end(),
                    [](const AnnotationRecord& a, const AnnotationRecord& b) { return a.start_ns < b.start_ns; });
   std::unordered_map<smprof::NameId, std::uint32_t> name_index;
@@ -36,7 +39,7 @@ void FrameBuilder::Build(std::uint64_t sequence, trace::Frame* frame) {
     columns->add_thread_index(thread_it->second);
     columns->add_depth(r.depth);
   }
-  pending_.clear();
+  pending_.swap(rest);
 }
 
 Status DecodeAnnotations(const trace::Frame& frame, std::vector<AnnotationRow>* rows) {

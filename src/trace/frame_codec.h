@@ -3,6 +3,7 @@
 // tables).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -25,11 +26,14 @@ class FrameBuilder {
   FrameBuilder(NameLookup names, ThreadNameLookup thread_names)
       : names_(std::move(names)), thread_names_(std::move(thread_names)) {}
 
-  void Add(const AnnotationRecord* records, std::size_t count) { pending_.insert(pending_.end(), records, records + count); }
+  void Add(const AnnotationRecord* records, std::size_t count) {
+    pending_.insert(pending_.end(), records, records + count);
+  }
   std::size_t size() const { return pending_.size(); }
 
-  // Moves the pending records into `frame` (sorted by start time) and clears.
-  void Build(std::uint64_t sequence, trace::Frame* frame);
+  // Moves the first `limit` pending records (in arrival order) into `frame`,
+  // sorted by start time.
+  void Build(std::uint64_t sequence, trace::Frame* frame, std::size_t limit = SIZE_MAX);
 
  private:
   NameLookup names_;

@@ -106,8 +106,8 @@ TraceReader::ChunkResult TraceReader::ReadChunk(std::string* tag) {
     return ChunkResult::kProblem;
   }
   payload_.resize(size);
-  const std::size_t n = ZSTD_decompressDCtx(static_cast<ZSTD_DCtx*>(zstd_context_), payload_.data(), size,
-                                            stored_.data(), length);
+  const std::size_t n =
+      ZSTD_decompressDCtx(static_cast<ZSTD_DCtx*>(zstd_context_), payload_.data(), size, stored_.data(), length);
   if (ZSTD_isError(n) || n != size) {
     SetProblem(start, "corrupt: zstd frame does not decompress");
     return ChunkResult::kProblem;

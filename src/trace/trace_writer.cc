@@ -51,9 +51,9 @@ Status TraceWriter::Append(std::string_view tag, const google::protobuf::Message
   if (zstd_context_ != nullptr) {
     const std::size_t bound = ZSTD_compressBound(serialized_.size());
     chunk_.resize(trace_format::kChunkHeaderBytes + bound);
-    const std::size_t n = ZSTD_compressCCtx(static_cast<ZSTD_CCtx*>(zstd_context_),
-                                            chunk_.data() + trace_format::kChunkHeaderBytes, bound,
-                                            serialized_.data(), serialized_.size(), level_);
+    const std::size_t n =
+        ZSTD_compressCCtx(static_cast<ZSTD_CCtx*>(zstd_context_), chunk_.data() + trace_format::kChunkHeaderBytes,
+                          bound, serialized_.data(), serialized_.size(), level_);
     if (ZSTD_isError(n)) return Status(StatusCode::kInternal, std::string("zstd: ") + ZSTD_getErrorName(n));
     chunk_.resize(trace_format::kChunkHeaderBytes + n);
     encoding = trace_format::Encoding::kZstd;

@@ -3,6 +3,7 @@
 // and that the calls agree with the C++ API.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
 #include <thread>
 
@@ -60,13 +61,16 @@ TEST(CApi, StartAnnotateStopWritesTheTrace) {
 }
 
 TEST(CApi, BadKeyIsAnInvalidArgumentNamingTheKey) {
+  TempDir dir;
+  const std::string path = dir.File("never-written.smprof");
   const char* keys[] = {"RecordFile", "BucketCnt"};
-  const char* values[] = {"/tmp/never-written.smprof", "4"};
+  const char* values[] = {path.c_str(), "4"};
   EXPECT_EQ(smprof_start(keys, values, 2), SMPROF_INVALID_ARGUMENT);
   const std::string error = smprof_last_error();
   EXPECT_NE(error.find("BucketCnt"), std::string::npos) << error;
   EXPECT_NE(error.find("BucketCount"), std::string::npos) << "lists the valid keys: " << error;
   EXPECT_EQ(smprof_is_profiling(), 0);
+  EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
 }
 
 TEST(CApi, BadValueIsAnInvalidArgumentNamingKeyAndValidValues) {
@@ -79,8 +83,10 @@ TEST(CApi, BadValueIsAnInvalidArgumentNamingKeyAndValidValues) {
 }
 
 TEST(CApi, NullKeyOrValueIsRejected) {
+  TempDir dir;
+  const std::string path = dir.File("never-written.smprof");
   const char* keys[] = {"RecordFile", nullptr};
-  const char* values[] = {"/tmp/x.smprof", "1"};
+  const char* values[] = {path.c_str(), "1"};
   EXPECT_EQ(smprof_start(keys, values, 2), SMPROF_INVALID_ARGUMENT);
   EXPECT_NE(std::string(smprof_last_error()).find("null"), std::string::npos);
   const char* keys2[] = {"RecordFile"};

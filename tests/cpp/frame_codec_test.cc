@@ -66,6 +66,29 @@ TEST(FrameCodec, RoundTripGivesBackEveryRecordSortedByStart) {
   EXPECT_EQ(rows[1].name, "data");
 }
 
+TEST(FrameCodec, LimitTakesTheOldestRecordsAndKeepsTheRest) {
+  const std::vector<AnnotationRecord> records = {
+      Rec(5000, 1, 1, 11, 0), Rec(1000, 1, 2, 11, 0), Rec(3000, 1, 3, 11, 0),
+      Rec(2000, 1, 7, 11, 0), Rec(4000, 1, 1, 11, 0),
+  };
+  FrameBuilder builder = MakeBuilder();
+  builder.Add(records.data(), records.size());
+
+  trace::Frame first;
+  builder.Build(0, &first, 3);
+  EXPECT_EQ(builder.size(), 2u);
+  std::vector<std::int64_t> starts;
+  for (const AnnotationRow& row : Decode(first)) starts.push_back(row.start_ns);
+  EXPECT_EQ(starts, (std::vector<std::int64_t>{1000, 3000, 5000})) << "the first three added, sorted";
+
+  trace::Frame second;
+  builder.Build(1, &second, 3);
+  EXPECT_EQ(builder.size(), 0u);
+  starts.clear();
+  for (const AnnotationRow& row : Decode(second)) starts.push_back(row.start_ns);
+  EXPECT_EQ(starts, (std::vector<std::int64_t>{2000, 4000}));
+}
+
 TEST(FrameCodec, NamesAndThreadsAreStoredOncePerFrame) {
   FrameBuilder builder = MakeBuilder();
   std::vector<AnnotationRecord> records;

@@ -246,7 +246,9 @@ TEST(TraceCorruption, EverySingleByteFlipIsSurvivedAndNeverInventsFrames) {
     if (!read.open_status.ok()) continue;
     ASSERT_LE(read.frames.size(), 3u) << "byte " << at;
     // A flip either sits in an unchecked reserved byte, or stops reading with a reason.
-    if (read.frames.size() < 3 || !read.has_footer) EXPECT_FALSE(read.problem.empty()) << "byte " << at;
+    if (read.frames.size() < 3 || !read.has_footer) {
+      EXPECT_FALSE(read.problem.empty()) << "byte " << at;
+    }
   }
 }
 

@@ -1,0 +1,290 @@
+#!/usr/bin/env python3
+"""Trace bytes per event of a real PyTorch CPU training loop under smppy, next to torch.profiler.
+
+    python3 bench/trace_size.py            # 200 steps, 5 passes
+    python3 bench/trace_size.py --quick    # 50 steps, 1 pass: a smoke run of a few seconds
+
+Trains a small MLP on synthetic data (made here, no download), one thread,
+six annotations per step: ``step`` (``with smppy.annotate``) around ``data``
+(begin/end), ``forward`` (with), ``loss`` (begin/end), ``backward`` (with)
+and ``optimizer`` (begin/end). Each pass runs the loop three ways, in turn:
+without a profiler, under smppy, and under torch.profiler (CPU activity, the
+same six names as ``record_function``, Chrome trace exported to a temporary
+directory). All files are written under a temporary directory, removed at exit.
+
+Reported: the smppy trace's bytes on disk, the annotation events read back
+with ``smppy.trace`` (checked against the footer), bytes per event overall
+and net of an empty session's file (header and footer), and the same for the
+torch.profiler Chrome trace (raw and gzipped). Step times are medians over
+every step of every pass; the ratios are against the unprofiled loop of the
+same run. Nothing is asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+
+import smppy
+import torch
+import torch.nn as nn
+from smppy.trace import find_trace_files, open_trace
+from torch.profiler import ProfilerActivity, record_function
+
+NAMES = ("step", "data", "forward", "loss", "backward", "optimizer")
+FEATURES, HIDDEN, CLASSES, BATCH = 32, 256, 8, 64
+
+
+class Trainer:
+    """The model, optimizer and a fixed pool of synthetic batches."""
+
+    def __init__(self, batches: int = 64, seed: int = 0) -> None:
+        g = torch.Generator().manual_seed(seed)
+        teacher = torch.randn(FEATURES, CLASSES, generator=g)
+        xs = torch.randn(batches, BATCH, FEATURES, generator=g)
+        self.batches = [(x, (x @ teacher).argmax(dim=1)) for x in xs]
+        torch.manual_seed(seed)
+        self.model = nn.Sequential(
+            nn.Linear(FEATURES, HIDDEN),
+            nn.ReLU(),
+            nn.Linear(HIDDEN, HIDDEN),
+            nn.ReLU(),
+            nn.Linear(HIDDEN, CLASSES),
+        )
+        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.05, momentum=0.9)
+        self.loss_fn = nn.CrossEntropyLoss()
+
+    def run_plain(self, steps: int) -> list[int]:
+        times = []
+        for i in range(steps):
+            t0 = time.perf_counter_ns()
+            x, y = self.batches[i % len(self.batches)]
+            logits = self.model(x)
+            loss = self.loss_fn(logits, y)
+            self.optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            self.optimizer.step()
+            times.append(time.perf_counter_ns() - t0)
+        return times
+
+    def run_smppy(self, steps: int) -> list[int]:
+        times = []
+        for i in range(steps):
+            t0 = time.perf_counter_ns()
+            with smppy.annotate("step"):
+                h = smppy.annotation_begin("data")
+                x, y = self.batches[i % len(self.batches)]
+                smppy.annotation_end(h)
+                with smppy.annotate("forward"):
+                    logits = self.model(x)
+                h = smppy.annotation_begin("loss")
+                loss = self.loss_fn(logits, y)
+                smppy.annotation_end(h)
+                with smppy.annotate("backward"):
+                    self.optimizer.zero_grad(set_to_none=True)
+                    loss.backward()
+                h = smppy.annotation_begin("optimizer")
+                self.optimizer.step()
+                smppy.annotation_end(h)
+            times.append(time.perf_counter_ns() - t0)
+        return times
+
+    def run_torch(self, steps: int) -> list[int]:
+        times = []
+        for i in range(steps):
+            t0 = time.perf_counter_ns()
+            with record_function("step"):
+                with record_function("data"):
+                    x, y = self.batches[i % len(self.batches)]
+                with record_function("forward"):
+                    logits = self.model(x)
+                with record_function("loss"):
+                    loss = self.loss_fn(logits, y)
+                with record_function("backward"):
+                    self.optimizer.zero_grad(set_to_none=True)
+                    loss.backward()
+                with record_function("optimizer"):
+                    self.optimizer.step()
+            times.append(time.perf_counter_ns() - t0)
+        return times
+
+
+@dataclass
+class SmppyTrace:
+    bytes: int = 0
+    files: int = 0
+    events: int = 0
+    frames: int = 0
+    footer_written: int = 0
+    dropped: int = 0
+    names: set[str] = field(default_factory=set)
+
+
+@dataclass
+class TorchTrace:
+    bytes: int = 0
+    gz_bytes: int = 0
+    events: int = 0  # complete ("X") events: ops and annotations
+    annotations: int = 0  # user_annotation events
+
+
+def smppy_session(directory: str, body) -> list[int]:
+    profiler = smppy.SMProfiler.instance()
+    profiler.configure(
+        {
+            "RecordFile": os.path.join(directory, "rank%r_pid%p_%s.smprof"),
+            "EnableCuda": "0",
+            "EnablePerf": "0",
+        }
+    )
+    profiler.start_profiling()
+    if not profiler.is_profiling:
+        sys.exit("trace_size: profiling did not start (is SMP_DISABLE set?)")
+    try:
+        return body()
+    finally:
+        profiler.stop_profiling()
+
+
+def read_smppy_trace(directory: str) -> SmppyTrace:
+    out = SmppyTrace()
+    for path in find_trace_files(directory):
+        out.files += 1
+        out.bytes += os.path.getsize(path)
+        trace = open_trace(path)
+        for frame in trace.frames():
+            out.frames += 1
+            columns = frame["annotations"]
+            out.events += len(columns["dur_ns"])
+            out.names.update(columns["name"])
+        if trace.problem:
+            print(f"warning: {path}: {trace.problem}")
+        if trace.footer is not None:
+            out.footer_written += trace.footer["annotations_written"]
+            out.dropped += trace.footer["annotations_dropped"]
+    return out
+
+
+def torch_session(directory: str, body) -> tuple[list[int], TorchTrace]:
+    with torch.profiler.profile(activities=[ProfilerActivity.CPU]) as prof:
+        times = body()
+    path = os.path.join(directory, "torch_trace.json")
+    prof.export_chrome_trace(path)
+    with open(path, "rb") as f:
+        data = f.read()
+    events = json.loads(data)["traceEvents"]
+    trace = TorchTrace(
+        bytes=len(data),
+        gz_bytes=len(gzip.compress(data, compresslevel=6)),
+        events=sum(1 for e in events if e.get("ph") == "X"),
+        annotations=sum(1 for e in events if e.get("ph") == "X" and e.get("cat") == "user_annotation"),
+    )
+    return times, trace
+
+
+def read_first(path: str, prefix: str | None = None) -> str:
+    try:
+        with open(path) as f:
+            for line in f:
+                if prefix is None:
+                    return line.strip()
+                if line.startswith(prefix):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "?"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="50 steps, 1 pass")
+    parser.add_argument("--steps", type=int, help="steps per pass (default 200, quick 50)")
+    parser.add_argument("--passes", type=int, help="passes of the three variants (default 5, quick 1)")
+    args = parser.parse_args()
+    steps = args.steps or (50 if args.quick else 200)
+    passes = args.passes or (1 if args.quick else 5)
+
+    torch.set_num_threads(1)
+    print(
+        f"trace_size: smppy {smppy.__version__}, torch {torch.__version__}, "
+        f"Python {platform.python_version()}, {steps} steps x {passes} passes, "
+        f"MLP {FEATURES}-{HIDDEN}-{HIDDEN}-{CLASSES}, batch {BATCH}, 1 thread"
+    )
+    print(
+        f"machine: {os.cpu_count()} cpus, {read_first('/proc/cpuinfo', 'model name')}, clocksource "
+        f"{read_first('/sys/devices/system/clocksource/clocksource0/current_clocksource')}"
+    )
+
+    trainer = Trainer()
+    trainer.run_plain(20)  # warm-up: allocator, autograd, optimizer state
+    step_ns: dict[str, list[int]] = {"none": [], "smppy": [], "torch": []}
+    with tempfile.TemporaryDirectory(prefix="smprof-tracesize-") as tmp:
+        empty_dir = os.path.join(tmp, "empty")
+        smppy_session(empty_dir, lambda: [])
+        empty_bytes = sum(os.path.getsize(p) for p in find_trace_files(empty_dir))
+
+        smppy_traces: list[SmppyTrace] = []
+        torch_traces: list[TorchTrace] = []
+        for p in range(passes):
+            step_ns["none"] += trainer.run_plain(steps)
+            d = os.path.join(tmp, f"smppy{p}")
+            step_ns["smppy"] += smppy_session(d, lambda: trainer.run_smppy(steps))
+            smppy_traces.append(read_smppy_trace(d))
+            d = os.path.join(tmp, f"torch{p}")
+            os.makedirs(d)
+            times, trace = torch_session(d, lambda: trainer.run_torch(steps))
+            step_ns["torch"] += times
+            torch_traces.append(trace)
+
+    s, t = smppy_traces[-1], torch_traces[-1]
+    expected = steps * len(NAMES)
+    print()
+    print(f"smppy trace (last pass; {s.files} file, {s.frames} frame(s)):")
+    print(f"  bytes on disk                         {s.bytes:>10,d}")
+    print(f"  annotation events read back           {s.events:>10,d}   (expected {expected:,d})")
+    print(f"  footer: written / dropped             {s.footer_written:>10,d} / {s.dropped}")
+    print(f"  bytes per event                       {s.bytes / max(1, s.events):>10.2f}")
+    print(f"  empty session file (header+footer)    {empty_bytes:>10,d}")
+    print(f"  bytes per event, net of empty file    {(s.bytes - empty_bytes) / max(1, s.events):>10.2f}")
+    if sorted(s.names) != sorted(NAMES):
+        print(f"  warning: names read back {sorted(s.names)} != {sorted(NAMES)}")
+    sizes = sorted(x.bytes for x in smppy_traces)
+    print(f"  bytes on disk over all passes         min {sizes[0]:,d}, max {sizes[-1]:,d}")
+    print()
+    print("torch.profiler Chrome trace (last pass; CPU ops + record_function):")
+    print(f"  bytes (JSON)                          {t.bytes:>10,d}")
+    print(f"  bytes (JSON, gzip -6)                 {t.gz_bytes:>10,d}")
+    print(f"  complete events (ops + annotations)   {t.events:>10,d}")
+    print(f"    of which user_annotation            {t.annotations:>10,d}   (ours + torch's Optimizer.*)")
+    print(f"  bytes per event (JSON)                {t.bytes / max(1, t.events):>10.2f}")
+    print(f"  bytes per event (gzip)                {t.gz_bytes / max(1, t.events):>10.2f}")
+    print()
+    print(f"bytes per event, torch JSON / smppy:    {(t.bytes / t.events) / (s.bytes / s.events):10.1f}x")
+    print(f"bytes per event, torch gzip / smppy:    {(t.gz_bytes / t.events) / (s.bytes / s.events):10.1f}x")
+    print(f"trace bytes, torch JSON / smppy:        {t.bytes / s.bytes:10.1f}x   (torch also records ops)")
+    print()
+    base = statistics.median(step_ns["none"])
+    print(f"{'step time':<34} {'median us':>10} {'p10 us':>8} {'p90 us':>8} {'vs none':>8}")
+    for name, label in (
+        ("none", "no profiler"),
+        ("smppy", "smppy, 6 annotations/step"),
+        ("torch", "torch.profiler, 6 record_function"),
+    ):
+        v = sorted(step_ns[name])
+        med = statistics.median(v)
+        p10, p90 = v[len(v) // 10], v[(len(v) * 9) // 10]
+        print(f"{label:<34} {med / 1e3:10.1f} {p10 / 1e3:8.1f} {p90 / 1e3:8.1f} {med / base:7.3f}x")
+    print(f"({len(step_ns['none'])} steps per variant; medians of the same run; nothing is asserted)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
