@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """What one Python annotation costs, against a no-op ``with`` and torch's record_function.
 
-    python3 bench/python_annotate_bench.py            # full run, about a minute
+    python3 bench/python_annotate_bench.py            # full run, about 20 s
     python3 bench/python_annotate_bench.py --quick    # smoke run, a few seconds
 
 Each case is a statement timed in a loop (``timeit``, garbage collection off)
 for a calibrated number of iterations, many repetitions; the repetitions of all
 cases are interleaved so that noise on a shared machine spreads over all of
-them. The table gives the median ns per iteration, the fastest and slowest
-repetition, and the ratio to the no-op ``with`` measured in the same run.
+them. The table gives the median ns per iteration, the spread of the
+repetitions (min, quartiles, max) and the ratio of the median to the no-op
+``with`` measured in the same run.
 
 Cases that profile run each repetition in a session of their own: smppy
 writing into a temporary directory (removed at exit), torch.profiler with CPU
@@ -192,19 +193,24 @@ def main() -> int:
 
     base = statistics.median(NOOP.ns)
     print()
-    print(f"{'case':<44} {'median':>8} {'min':>8} {'max':>8} {'ratio vs':>9} {'iters':>8}  recorded/dropped")
-    print(f"{'':<44} {'ns/op':>8} {'ns/op':>8} {'ns/op':>8} {'noop with':>9} {'per rep':>8}")
+    print(
+        f"{'case':<44} {'median':>8} {'min':>8} {'p25':>8} {'p75':>8} {'max':>8} {'ratio vs':>9} "
+        f"{'iters':>8}  recorded/dropped"
+    )
+    print(f"{'':<44} {'ns/op':>8} {'':>8} {'':>8} {'':>8} {'':>8} {'noop with':>9} {'per rep':>8}")
     for case in CASES:
         med = statistics.median(case.ns)
+        p25, _, p75 = statistics.quantiles(case.ns, n=4, method="inclusive")
         counts = "-"
         if case.session == "smppy":
             counts = f"{case.written}/{case.dropped}"
             if case.written != case.expected:
                 counts += f" (expected {case.expected})"
         print(
-            f"{case.name:<44} {med:8.1f} {min(case.ns):8.1f} {max(case.ns):8.1f} "
+            f"{case.name:<44} {med:8.1f} {min(case.ns):8.1f} {p25:8.1f} {p75:8.1f} {max(case.ns):8.1f} "
             f"{med / base:8.2f}x {case.number:8d}  {counts}"
         )
+    print("(every row includes the loop overhead of the first; nothing is subtracted)")
 
     on = statistics.median(ANNOTATE_ON.ns)
     off = statistics.median(ANNOTATE_OFF.ns)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Trace bytes per event of a real PyTorch CPU training loop under smppy, next to torch.profiler.
 
-    python3 bench/trace_size.py            # 200 steps, 5 passes
+    python3 bench/trace_size.py            # 200 steps, 7 passes, about 25 s
     python3 bench/trace_size.py --quick    # 50 steps, 1 pass: a smoke run of a few seconds
 
 Trains a small MLP on synthetic data (made here, no download), one thread,
@@ -16,8 +16,14 @@ Reported: the smppy trace's bytes on disk, the annotation events read back
 with ``smppy.trace`` (checked against the footer), bytes per event overall
 and net of an empty session's file (header and footer), and the same for the
 torch.profiler Chrome trace (raw and gzipped). Step times are medians over
-every step of every pass; the ratios are against the unprofiled loop of the
-same run. Nothing is asserted.
+every step of every pass; each pass runs the three variants in a rotated
+order, and the ratio is each pass's median step time over that of the
+unprofiled loop in the same pass (median over passes, with min and max).
+Last, plain and annotated steps alternate inside one smppy session, which
+isolates the annotations' own cost from drifts of the machine; two series of
+plain steps in the same rotation show the noise floor of that comparison, and
+the six annotations timed with nothing inside them show their cost alone. Nothing is
+asserted.
 """
 
 from __future__ import annotations
@@ -93,6 +99,38 @@ class Trainer:
                     loss.backward()
                 h = smppy.annotation_begin("optimizer")
                 self.optimizer.step()
+                smppy.annotation_end(h)
+            times.append(time.perf_counter_ns() - t0)
+        return times
+
+    def run_alternating(self, steps: int) -> tuple[list[int], list[int], list[int]]:
+        """Two plain steps and one annotated step, in an order that rotates, over and
+        over, so that all three see the same machine state. The two plain series
+        give the method's own noise (an A/A comparison)."""
+        series: tuple[list[int], list[int], list[int]] = ([], [], [])
+        runs = (self.run_plain, self.run_plain, self.run_smppy)
+        for i in range(steps):
+            for j in range(3):
+                k = (i + j) % 3
+                series[k].extend(runs[k](1))
+        return series
+
+    @staticmethod
+    def run_annotations_only(steps: int) -> list[int]:
+        """The six annotations of a step with nothing inside them."""
+        times = []
+        for _ in range(steps):
+            t0 = time.perf_counter_ns()
+            with smppy.annotate("step"):
+                h = smppy.annotation_begin("data")
+                smppy.annotation_end(h)
+                with smppy.annotate("forward"):
+                    pass
+                h = smppy.annotation_begin("loss")
+                smppy.annotation_end(h)
+                with smppy.annotate("backward"):
+                    pass
+                h = smppy.annotation_begin("optimizer")
                 smppy.annotation_end(h)
             times.append(time.perf_counter_ns() - t0)
         return times
@@ -207,10 +245,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="50 steps, 1 pass")
     parser.add_argument("--steps", type=int, help="steps per pass (default 200, quick 50)")
-    parser.add_argument("--passes", type=int, help="passes of the three variants (default 5, quick 1)")
+    parser.add_argument("--passes", type=int, help="passes of the three variants (default 7, quick 1)")
     args = parser.parse_args()
     steps = args.steps or (50 if args.quick else 200)
-    passes = args.passes or (1 if args.quick else 5)
+    passes = args.passes or (1 if args.quick else 7)
 
     torch.set_num_threads(1)
     print(
@@ -225,7 +263,8 @@ def main() -> int:
 
     trainer = Trainer()
     trainer.run_plain(20)  # warm-up: allocator, autograd, optimizer state
-    step_ns: dict[str, list[int]] = {"none": [], "smppy": [], "torch": []}
+    # Step times per variant, one list per pass.
+    step_ns: dict[str, list[list[int]]] = {"none": [], "smppy": [], "torch": []}
     with tempfile.TemporaryDirectory(prefix="smprof-tracesize-") as tmp:
         empty_dir = os.path.join(tmp, "empty")
         smppy_session(empty_dir, lambda: [])
@@ -233,16 +272,32 @@ def main() -> int:
 
         smppy_traces: list[SmppyTrace] = []
         torch_traces: list[TorchTrace] = []
-        for p in range(passes):
-            step_ns["none"] += trainer.run_plain(steps)
+
+        def run_none(p: int) -> None:
+            step_ns["none"].append(trainer.run_plain(steps))
+
+        def run_smppy(p: int) -> None:
             d = os.path.join(tmp, f"smppy{p}")
-            step_ns["smppy"] += smppy_session(d, lambda: trainer.run_smppy(steps))
+            step_ns["smppy"].append(smppy_session(d, lambda: trainer.run_smppy(steps)))
             smppy_traces.append(read_smppy_trace(d))
+
+        def run_torch(p: int) -> None:
             d = os.path.join(tmp, f"torch{p}")
             os.makedirs(d)
             times, trace = torch_session(d, lambda: trainer.run_torch(steps))
-            step_ns["torch"] += times
+            step_ns["torch"].append(times)
             torch_traces.append(trace)
+
+        variants = [run_none, run_smppy, run_torch]
+        for p in range(passes):
+            for i in range(len(variants)):  # rotate the order from pass to pass
+                variants[(p + i) % len(variants)](p)
+        # Annotation overhead alone: plain and annotated steps alternate in
+        # one session, so that drifts of the machine hit both alike.
+        plain_a, plain_b, annotated = smppy_session(
+            os.path.join(tmp, "alternating"), lambda: trainer.run_alternating(steps * passes)
+        )
+        only = smppy_session(os.path.join(tmp, "only"), lambda: trainer.run_annotations_only(steps * passes))
 
     s, t = smppy_traces[-1], torch_traces[-1]
     expected = steps * len(NAMES)
@@ -271,18 +326,35 @@ def main() -> int:
     print(f"bytes per event, torch gzip / smppy:    {(t.gz_bytes / t.events) / (s.bytes / s.events):10.1f}x")
     print(f"trace bytes, torch JSON / smppy:        {t.bytes / s.bytes:10.1f}x   (torch also records ops)")
     print()
-    base = statistics.median(step_ns["none"])
-    print(f"{'step time':<34} {'median us':>10} {'p10 us':>8} {'p90 us':>8} {'vs none':>8}")
+    # Each pass's median step time against the unprofiled loop of the same pass.
+    none_medians = [statistics.median(v) for v in step_ns["none"]]
+    print(
+        f"{'step time':<34} {'median us':>10} {'p10 us':>8} {'p90 us':>8} "
+        f"{'vs none, per pass: median [min, max]':>38}"
+    )
     for name, label in (
         ("none", "no profiler"),
         ("smppy", "smppy, 6 annotations/step"),
         ("torch", "torch.profiler, 6 record_function"),
     ):
-        v = sorted(step_ns[name])
+        v = sorted(x for run in step_ns[name] for x in run)
         med = statistics.median(v)
         p10, p90 = v[len(v) // 10], v[(len(v) * 9) // 10]
-        print(f"{label:<34} {med / 1e3:10.1f} {p10 / 1e3:8.1f} {p90 / 1e3:8.1f} {med / base:7.3f}x")
-    print(f"({len(step_ns['none'])} steps per variant; medians of the same run; nothing is asserted)")
+        ratios = [statistics.median(run) / base for run, base in zip(step_ns[name], none_medians)]
+        print(
+            f"{label:<34} {med / 1e3:10.1f} {p10 / 1e3:8.1f} {p90 / 1e3:8.1f} "
+            f"{statistics.median(ratios):18.3f}x [{min(ratios):.3f}, {max(ratios):.3f}]"
+        )
+    print(f"({steps} steps x {passes} passes per variant, order rotated per pass)")
+    mp, ma = statistics.median(plain_a + plain_b), statistics.median(annotated)
+    aa = statistics.median(plain_b) - statistics.median(plain_a)
+    print()
+    print(f"alternating steps in one smppy session ({len(annotated)} annotated, {2 * len(plain_a)} plain):")
+    print(f"  median step, plain / annotated        {mp / 1e3:10.1f} / {ma / 1e3:.1f} us")
+    print(f"  annotated / plain                     {ma / mp:10.3f}x   ({(ma - mp) / 1e3:+.1f} us per step)")
+    print(f"  noise floor: plain B - plain A        {aa / 1e3:+10.1f} us per step")
+    print(f"  the six annotations alone             {statistics.median(only) / 1e3:10.1f} us per step")
+    print("Nothing is asserted.")
     return 0
 
 

@@ -18,6 +18,9 @@ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 ninja -C "$build"
 ctest --test-dir "$build" --output-on-failure -j 2
 
+echo "== C++: benchmark smoke run (numbers are not checked)"
+"$build/bench/annotate_benchmark" --quick >/dev/null
+
 echo "== C++: find_package(smprof) consumer"
 bash tests/cmake_consumer/run.sh "$build"
 

@@ -86,7 +86,8 @@ class SMProfiler:
             self._config = values
 
     def start_profiling(self) -> None:
-        """Start a session. Starting twice only warns."""
+        """Start a session. Starting twice only warns; so does a trace file
+        that cannot be created (profiling stays off, training goes on)."""
         with self._lock:
             message = _smppy.start(self._config)
             if not self._exit_hook:

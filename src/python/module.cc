@@ -18,21 +18,17 @@ smprof::Config ToConfig(const std::map<std::string, std::string>& values) {
   return config;
 }
 
-// kInvalidArgument -> ValueError, kIoError -> OSError; a call in the wrong
-// state returns its message so the Python layer can warn instead of raise.
+// A bad configuration raises ValueError. Anything else (a call in the wrong
+// state, a trace file that cannot be written) returns its message, for the
+// Python layer to warn: the training job must go on.
 std::optional<std::string> Check(const smprof::Status& status) {
   switch (status.code()) {
     case smprof::StatusCode::kOk:
       return std::nullopt;
-    case smprof::StatusCode::kFailedPrecondition:
-      return status.message();
     case smprof::StatusCode::kInvalidArgument:
       throw py::value_error(status.message());
-    case smprof::StatusCode::kIoError:
-      PyErr_SetString(PyExc_OSError, status.message().c_str());
-      throw py::error_already_set();
     default:
-      throw std::runtime_error(status.message());
+      return status.message();
   }
 }
 

@@ -7,23 +7,24 @@ namespace smprof::internal {
 void FrameBuilder::Build(std::uint64_t sequence, trace::Frame* frame, std::size_t limit) {
   frame->Clear();
   frame->set_sequence(sequence);
-  const auto taken = pending_.begin() + static_cast<std::ptrdiff_t>(std::min(limit, pending_.size()));
-  std::vector<AnnotationRecord> rest(taken, pending_.end());
-  pending_.erase(taken, pending_.end());
-  std::stable_sort(pending_.begin(), pending_.end(),
-                   [](const AnnotationRecord& a, const AnnotationRecord& b) { return a.start_ns < b.start_ns; });
+  // Frames are cut off the front in place: a large backlog costs linear time.
+  const auto first = pending_.begin() + static_cast<std::ptrdiff_t>(head_);
+  const auto last = first + static_cast<std::ptrdiff_t>(std::min(limit, size()));
+  const auto by_start = [](const AnnotationRecord& a, const AnnotationRecord& b) { return a.start_ns < b.start_ns; };
+  if (!std::is_sorted(first, last, by_start)) std::stable_sort(first, last, by_start);
   std::unordered_map<smprof::NameId, std::uint32_t> name_index;
   std::unordered_map<std::uint32_t, std::uint32_t> thread_index;
   trace::Annotations* columns = frame->mutable_annotations();
-  const std::size_t n = pending_.size();
-  columns->mutable_start_delta_ns()->Reserve(static_cast<int>(n));
-  columns->mutable_dur_ns()->Reserve(static_cast<int>(n));
-  columns->mutable_name_index()->Reserve(static_cast<int>(n));
-  columns->mutable_thread_index()->Reserve(static_cast<int>(n));
-  columns->mutable_depth()->Reserve(static_cast<int>(n));
-  std::int64_t previous = n > 0 ? pending_.front().start_ns : 0;
+  const auto n = static_cast<int>(last - first);
+  columns->mutable_start_delta_ns()->Reserve(n);
+  columns->mutable_dur_ns()->Reserve(n);
+  columns->mutable_name_index()->Reserve(n);
+  columns->mutable_thread_index()->Reserve(n);
+  columns->mutable_depth()->Reserve(n);
+  std::int64_t previous = n > 0 ? first->start_ns : 0;
   columns->set_base_ns(previous);
-  for (const AnnotationRecord& r : pending_) {
+  for (auto it = first; it != last; ++it) {
+    const AnnotationRecord& r = *it;
     auto [name_it, new_name] = name_index.try_emplace(r.name, frame->strings_size());
     if (new_name) frame->add_strings(names_(r.name));
     auto [thread_it, new_thread] = thread_index.try_emplace(r.tid, frame->threads_size());
@@ -39,7 +40,14 @@ void FrameBuilder::Build(std::uint64_t sequence, trace::Frame* frame, std::size_
     columns->add_thread_index(thread_it->second);
     columns->add_depth(r.depth);
   }
-  pending_.swap(rest);
+  head_ += static_cast<std::size_t>(n);
+  if (head_ == pending_.size()) {
+    pending_.clear();
+    head_ = 0;
+  } else if (head_ * 2 >= pending_.size()) {
+    pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(head_));
+    head_ = 0;
+  }
 }
 
 Status DecodeAnnotations(const trace::Frame& frame, std::vector<AnnotationRow>* rows) {

@@ -29,7 +29,7 @@ class FrameBuilder {
   void Add(const AnnotationRecord* records, std::size_t count) {
     pending_.insert(pending_.end(), records, records + count);
   }
-  std::size_t size() const { return pending_.size(); }
+  std::size_t size() const { return pending_.size() - head_; }
 
   // Moves the first `limit` pending records (in arrival order) into `frame`,
   // sorted by start time.
@@ -39,6 +39,7 @@ class FrameBuilder {
   NameLookup names_;
   ThreadNameLookup thread_names_;
   std::vector<AnnotationRecord> pending_;
+  std::size_t head_ = 0;  // pending_[0, head_) are already in frames
 };
 
 // One decoded annotation; `name` points into the frame it came from.

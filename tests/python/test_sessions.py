@@ -130,3 +130,15 @@ def test_forked_child_does_not_touch_the_parents_file(trace_dir: Path) -> None:
         pass
     smppy.SMProfiler.instance().stop_profiling()
     assert sorted(e["name"] for e in read_annotations(trace_dir)) == ["parent-after", "parent-before"]
+
+
+def test_unwritable_trace_path_warns_and_training_goes_on(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    profiler = smppy.SMProfiler.instance()
+    profiler.configure({"RecordFile": str(blocker / "trace.smprof")})
+    with pytest.warns(RuntimeWarning, match="cannot create trace file"):
+        profiler.start_profiling()
+    assert not profiler.is_profiling
+    with smppy.annotate("still-fine"):
+        pass

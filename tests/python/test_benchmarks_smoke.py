@@ -1,0 +1,23 @@
+"""The benchmarks' quick modes run, so they never rot. Nothing is timed here:
+the numbers they print are for docs/BENCHMARKS.md, not for asserting."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from conftest import REPO
+
+
+@pytest.mark.parametrize("script", ["python_annotate_bench.py", "trace_size.py"])
+def test_benchmark_quick_mode_runs(script: str, tmp_path) -> None:
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "bench" / script), "--quick"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "ratio" in proc.stdout or "bytes" in proc.stdout
