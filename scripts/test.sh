@@ -20,6 +20,7 @@ ctest --test-dir "$build" --output-on-failure -j 2
 
 echo "== C++: benchmark smoke run (numbers are not checked)"
 "$build/bench/annotate_benchmark" --quick >/dev/null
+"$build/bench/cpu_sampler_benchmark" --quick >/dev/null
 
 echo "== C++: find_package(smprof) consumer"
 bash tests/cmake_consumer/run.sh "$build"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import multiprocessing.util
 import threading
 import warnings
 from collections.abc import Mapping
@@ -117,3 +118,19 @@ class SMProfiler:
 def _stop_at_exit() -> None:
     if _smppy.is_profiling():
         _smppy.stop()
+
+
+class _ForkHook:
+    """A live object for multiprocessing's after-fork registry."""
+
+
+def _stop_followed_child_on_exit(_: object) -> None:
+    # With EnableForkFollow=1 a forked child runs its own session. Children of
+    # multiprocessing (DataLoader workers) leave through os._exit after
+    # multiprocessing's finalizers, not atexit: stop the session there too.
+    if _smppy.is_profiling():
+        multiprocessing.util.Finalize(None, _stop_at_exit, exitpriority=0)
+
+
+_fork_hook = _ForkHook()
+multiprocessing.util.register_after_fork(_fork_hook, _stop_followed_child_on_exit)

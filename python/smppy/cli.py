@@ -26,14 +26,20 @@ def _print_info(infos: list[TraceInfo], top: int) -> None:
             f"  host {h['host']}  pid {h['pid']}  job {h['job']}  session {h['session_index']}"
         )
         print(f"  command: {' '.join(h['argv'])}")
+        if h["forked_child"]:
+            print(f"  forked child of pid {h['parent_pid']} (parent's trace: {h['parent_trace']})")
         print(f"  status: {info.status}")
         print(
             f"  span {info.span_ns / 1e9:.3f} s  frames {info.frames}  annotations {info.annotations}"
             f"  dropped {info.dropped}  threads {len(info.threads)}  distinct names {len(info.names)}"
         )
+        print(f"  counters: {info.counter_samples} samples of {len(info.counters)} counters")
         inactive = [c for c in h["collectors"] if not c["active"]]
         for c in inactive:
             print(f"  collector {c['name']}: off ({c['reason']})")
+        for e in h["perf_events"]:
+            if not e["active"]:
+                print(f"  perf event {e['name']}: not counted ({e['reason']})")
     totals: dict[str, NameStats] = defaultdict(NameStats)
     for info in infos:
         for name, s in info.names.items():

@@ -1,8 +1,10 @@
 """Reading smprof rank files from Python.
 
 ``open_trace(path)`` reads one file frame by frame (bounded memory) through
-the C++ reader; ``find_trace_files(path)`` lists the rank files under a
-directory; ``iter_events(path)`` yields each event as the dict that
+the C++ reader; ``events(trace)`` (or ``annotation_events``,
+``counter_events``) turns its frames into event dicts;
+``find_trace_files(path)`` lists the rank files under a directory;
+``iter_events(path)`` yields every event of them as the dicts that
 ``smprof dump --json`` prints (docs/TRACE_FORMAT.md lists the fields).
 """
 
@@ -64,6 +66,17 @@ def open_trace(path: str | os.PathLike[str]) -> RankTrace:
 
 def annotation_events(trace: RankTrace) -> Iterator[dict[str, Any]]:
     """The file's annotations as event dicts, frame by frame."""
+    return (e for e in events(trace) if e["type"] == "annotation")
+
+
+def counter_events(trace: RankTrace) -> Iterator[dict[str, Any]]:
+    """The file's counter samples as event dicts, frame by frame."""
+    return (e for e in events(trace) if e["type"] == "counter")
+
+
+def events(trace: RankTrace) -> Iterator[dict[str, Any]]:
+    """Every event of the file as a dict, frame by frame: a frame's
+    annotations, then its counter samples."""
     header = trace.header
     rank, host, pid = header["rank"], header["host"], header["pid"]
     for frame in trace.frames():
@@ -88,6 +101,20 @@ def annotation_events(trace: RankTrace) -> Iterator[dict[str, Any]]:
                 "host": host,
                 "pid": pid,
             }
+        counters = frame["counters"]
+        for ts, value, name, unit in zip(
+            counters["ts_ns"], counters["value"], counters["name"], counters["unit"]
+        ):
+            yield {
+                "type": "counter",
+                "name": name,
+                "ts_ns": ts,
+                "value": value,
+                "unit": unit,
+                "rank": rank,
+                "host": host,
+                "pid": pid,
+            }
 
 
 def iter_events(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
@@ -105,5 +132,7 @@ def iter_events(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
             "pid": header["pid"],
             "job": header["job"],
             "start": header["start"],
+            "forked_child": header["forked_child"],
+            "parent_trace": header["parent_trace"],
         }
-        yield from annotation_events(trace)
+        yield from events(trace)

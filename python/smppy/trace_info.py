@@ -29,6 +29,8 @@ class TraceInfo:
     first_ns: int | None = None
     last_ns: int | None = None
     threads: set[int] = field(default_factory=set)
+    counter_samples: int = 0
+    counters: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     names: dict[str, NameStats] = field(default_factory=lambda: defaultdict(NameStats))
 
     @property
@@ -69,6 +71,11 @@ class TraceInfo:
             "annotations": self.annotations,
             "dropped": self.dropped,
             "threads": len(self.threads),
+            "counter_samples": self.counter_samples,
+            "counters": dict(sorted(self.counters.items())),
+            "forked_child": h["forked_child"],
+            "parent_trace": h["parent_trace"],
+            "perf_events": h["perf_events"],
             "collectors": h["collectors"],
             "config": h["config"],
             "names": {
@@ -95,6 +102,10 @@ def read_info(path: Path) -> TraceInfo:
             s.max_ns = max(s.max_ns, dur)
             info.first_ns = start if info.first_ns is None else min(info.first_ns, start)
             info.last_ns = start + dur if info.last_ns is None else max(info.last_ns, start + dur)
+        counters = frame["counters"]
+        info.counter_samples += len(counters["name"])
+        for name in counters["name"]:
+            info.counters[name] += 1
     info.footer = trace.footer
     info.problem = trace.problem
     if info.footer is not None:

@@ -59,6 +59,13 @@ void ChunkPool::Release(Chunk* chunk) {
   exhausted_.store(false, std::memory_order_relaxed);
 }
 
+void ChunkPool::ForgetInUse() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  allocated_ -= in_use_;
+  in_use_ = 0;
+  exhausted_.store(false, std::memory_order_relaxed);
+}
+
 std::size_t ChunkPool::capacity() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return capacity_;

@@ -27,6 +27,8 @@ class ChunkPool {
   // A cleared chunk, or nullptr when the pool is exhausted.
   Chunk* Acquire();
   void Release(Chunk* chunk);
+  // Forgets the chunks in use without freeing them (a forked child's copies).
+  void ForgetInUse();
 
   // Cheap hint for producers that have been refused: false while exhausted.
   bool MaybeAvailable() const { return !exhausted_.load(std::memory_order_relaxed); }

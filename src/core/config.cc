@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "collectors/cpu/perf_counters.h"
 #include "core/resolved_config.h"
 
 namespace smprof {
@@ -73,6 +74,22 @@ const std::vector<KeySpec>& Specs() {
          if (b) c->enable_perf = *b;
          return b.has_value();
        }},
+      {"PerfEvents", "default",
+       "'default', or a comma-separated list of perf event names (cycles, instructions, cache-misses, "
+       "task-clock, ..., or a vendor event such as clk_unhalted_ref.tsc)",
+       nullptr},
+      {"CpuSampleIntervalMs", "100", "an integer from 10 to 60000 (milliseconds)",
+       [](const std::string& v, ResolvedConfig* c) {
+         const auto n = ParseInt(v, 10, 60000);
+         if (n) c->cpu_sample_interval_ms = static_cast<std::uint32_t>(*n);
+         return n.has_value();
+       }},
+      {"CpuProfilingDurationS", "3600", "an integer from 0 (no CPU sampling) to 31536000 (seconds)",
+       [](const std::string& v, ResolvedConfig* c) {
+         const auto n = ParseInt(v, 0, 31536000);
+         if (n) c->cpu_duration_s = static_cast<std::uint32_t>(*n);
+         return n.has_value();
+       }},
       {"EnableForkFollow", "0", "1 or 0 (also true/false, yes/no, on/off)",
        [](const std::string& v, ResolvedConfig* c) {
          const auto b = ParseBool(v);
@@ -124,6 +141,19 @@ std::string KeyList() {
   std::string keys;
   for (const KeySpec& spec : Specs()) keys += (keys.empty() ? "" : ", ") + std::string(spec.key);
   return keys;
+}
+
+Status ParsePerfEvents(const std::string& value, const std::string& origin, ResolvedConfig* config) {
+  if (Lower(value) == "default") {
+    config->perf_events = DefaultPerfEvents();
+    return Status::Ok();
+  }
+  Status status = ParsePerfEventList(value, &config->perf_events);
+  if (!status.ok()) return Status(status.code(), status.message() + origin);
+  if (config->perf_events.empty()) {
+    return Status(StatusCode::kInvalidArgument, "PerfEvents" + origin + " lists no event; use 'default' or name some");
+  }
+  return Status::Ok();
 }
 
 // Under SageMaker the original product wrote to this directory.
@@ -179,7 +209,9 @@ Status ResolveConfig(const Config& config, const EnvLookup& env, ResolvedConfig*
       origin.clear();
       resolved.explicit_keys[spec.key] = value;
     }
-    if (!spec.parse(value, &resolved)) {
+    if (spec.parse == nullptr) {  // PerfEvents: its own message names unknown events
+      if (Status st = ParsePerfEvents(value, origin, &resolved); !st.ok()) return st;
+    } else if (!spec.parse(value, &resolved)) {
       return Status(StatusCode::kInvalidArgument, "invalid value '" + value + "' for profiler config key '" + spec.key +
                                                       "'" + origin + "; valid values: " + spec.valid);
     }

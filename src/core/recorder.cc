@@ -129,4 +129,14 @@ void Recorder::UnlockAfterFork() {
   registry_mutex_.unlock();
 }
 
+void Recorder::ResetInChild() {
+  threads_.clear();  // their states and chunks are copies of the parent's: leaked
+  sealed_.clear();
+  pool_.ForgetInUse();
+  dropped_.store(0, std::memory_order_relaxed);
+  wake_requested_ = false;
+  t_state = nullptr;
+  t_exit_hook.state = nullptr;
+}
+
 }  // namespace smprof::internal

@@ -87,6 +87,9 @@ class Recorder {
   // see Session's pthread_atfork handlers.
   void LockForFork();
   void UnlockAfterFork();
+  // In a forked child (only the forking thread exists): forgets every
+  // inherited thread state and chunk, so the child starts empty.
+  void ResetInChild();
 
  private:
   Recorder() = default;

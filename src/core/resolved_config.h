@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "smprof/config.h"
 #include "smprof/status.h"
@@ -24,6 +25,9 @@ struct ResolvedConfig {
   int compression_level = 3;  // zstd level; 0 stores frames uncompressed
   std::string record_file;    // pattern, see ExpandRecordFile
   std::uint32_t flush_interval_ms = 1000;
+  std::uint32_t cpu_sample_interval_ms = 100;
+  std::uint32_t cpu_duration_s = 3600;  // 0: no CPU sampling
+  std::vector<std::string> perf_events;
 
   // Every key with its effective value, as written into the trace header.
   std::map<std::string, std::string> effective;

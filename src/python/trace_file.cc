@@ -47,6 +47,19 @@ py::dict HeaderDict(const smprof::trace::FileHeader& h) {
     collectors.append(collector);
   }
   out["collectors"] = collectors;
+  out["forked_child"] = h.forked_child();
+  out["parent_trace"] = h.parent_trace();
+  py::list perf_events;
+  for (const auto& e : h.perf_events()) {
+    py::dict event;
+    event["name"] = e.name();
+    event["track"] = e.track();
+    event["unit"] = e.unit();
+    event["active"] = e.active();
+    event["reason"] = e.reason();
+    perf_events.append(event);
+  }
+  out["perf_events"] = perf_events;
   return out;
 }
 
@@ -57,6 +70,7 @@ py::dict FooterDict(const smprof::trace::Footer& f) {
   out["annotations_dropped"] = f.annotations_dropped();
   out["frames_written"] = f.frames_written();
   out["open_ranges_at_stop"] = f.open_ranges_at_stop();
+  out["counter_samples_written"] = f.counter_samples_written();
   return out;
 }
 
@@ -83,11 +97,30 @@ py::dict FrameDict(const smprof::trace::Frame& frame) {
   annotations["depth"] = depth;
   py::dict threads;
   for (const auto& thread : frame.threads()) threads[py::int_(thread.tid())] = thread.name();
+
+  std::vector<smprof::internal::CounterRow> samples;
+  if (smprof::Status s = smprof::internal::DecodeCounters(frame, &samples); !s.ok()) {
+    throw std::runtime_error(s.message());
+  }
+  const std::size_t m = samples.size();
+  py::list counter_ts(m), counter_value(m), counter_name(m), counter_unit(m);
+  for (std::size_t i = 0; i < m; ++i) {
+    counter_ts[i] = py::int_(samples[i].ts_ns);
+    counter_value[i] = py::float_(samples[i].value);
+    counter_name[i] = py::str(samples[i].name.data(), samples[i].name.size());
+    counter_unit[i] = py::str(samples[i].unit.data(), samples[i].unit.size());
+  }
+  py::dict counters;
+  counters["ts_ns"] = counter_ts;
+  counters["value"] = counter_value;
+  counters["name"] = counter_name;
+  counters["unit"] = counter_unit;
   py::dict out;
   out["sequence"] = frame.sequence();
   out["dropped_total"] = frame.dropped_total();
   out["annotations"] = annotations;
   out["threads"] = threads;
+  out["counters"] = counters;
   return out;
 }
 

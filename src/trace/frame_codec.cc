@@ -1,6 +1,7 @@
 #include "trace/frame_codec.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace smprof::internal {
 
@@ -70,6 +71,56 @@ Status DecodeAnnotations(const trace::Frame& frame, std::vector<AnnotationRow>* 
     if (thread >= static_cast<std::uint32_t>(frame.threads_size())) return bad("thread_index out of range");
     rows->push_back(AnnotationRow{start, static_cast<std::int64_t>(a.dur_ns(i)), frame.strings(static_cast<int>(name)),
                                   frame.threads(static_cast<int>(thread)).tid(), a.depth(i)});
+  }
+  return Status::Ok();
+}
+
+void EncodeCounters(std::vector<CounterSample> samples, const TrackLookup& tracks, trace::Frame* frame) {
+  std::stable_sort(samples.begin(), samples.end(), [](const CounterSample& a, const CounterSample& b) {
+    return a.track != b.track ? a.track < b.track : a.ts_ns < b.ts_ns;
+  });
+  trace::CounterSeries* series = nullptr;
+  std::uint32_t current = 0;
+  double resolution = 1.0;
+  std::int64_t previous_ts = 0;
+  std::int64_t previous_value = 0;
+  for (const CounterSample& sample : samples) {
+    if (series == nullptr || sample.track != current) {
+      const CounterTrackInfo info = tracks(sample.track);
+      trace::CounterTrack* track = frame->add_counter_tracks();
+      track->set_name(info.name);
+      track->set_unit(info.unit);
+      track->set_resolution(info.resolution);
+      series = frame->add_counters();
+      series->set_track_index(static_cast<std::uint32_t>(frame->counter_tracks_size() - 1));
+      current = sample.track;
+      resolution = info.resolution > 0 ? info.resolution : 1.0;
+      previous_ts = 0;
+      previous_value = 0;
+    }
+    const auto value = static_cast<std::int64_t>(std::llround(sample.value / resolution));
+    series->add_ts_delta_ns(sample.ts_ns - previous_ts);
+    series->add_value_delta(value - previous_value);
+    previous_ts = sample.ts_ns;
+    previous_value = value;
+  }
+}
+
+Status DecodeCounters(const trace::Frame& frame, std::vector<CounterRow>* rows) {
+  for (const trace::CounterSeries& series : frame.counters()) {
+    if (series.track_index() >= static_cast<std::uint32_t>(frame.counter_tracks_size()) ||
+        series.ts_delta_ns_size() != series.value_delta_size()) {
+      return Status(StatusCode::kInternal, "frame " + std::to_string(frame.sequence()) + ": malformed counter series");
+    }
+    const trace::CounterTrack& track = frame.counter_tracks(static_cast<int>(series.track_index()));
+    const double resolution = track.resolution() > 0 ? track.resolution() : 1.0;
+    std::int64_t ts = 0;
+    std::int64_t value = 0;
+    for (int i = 0; i < series.ts_delta_ns_size(); ++i) {
+      ts += series.ts_delta_ns(i);
+      value += series.value_delta(i);
+      rows->push_back(CounterRow{ts, static_cast<double>(value) * resolution, track.name(), track.unit()});
+    }
   }
   return Status::Ok();
 }

@@ -1,6 +1,7 @@
-// FrameBuilder and DecodeAnnotations: annotation records <-> the columnar
-// Frame message (delta-encoded start times, frame-local string and thread
-// tables).
+// Records <-> the columnar Frame message: FrameBuilder and DecodeAnnotations
+// for annotations (delta-encoded start times, frame-local string and thread
+// tables), EncodeCounters and DecodeCounters for counter samples (one
+// delta-encoded series per counter).
 #pragma once
 
 #include <cstddef>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "core/chunk.h"
+#include "core/counter_buffer.h"
 #include "smprof/annotate.h"
 #include "smprof/status.h"
 #include "smprof/trace.pb.h"
@@ -54,5 +56,22 @@ struct AnnotationRow {
 // Decodes a frame's annotations; fails (naming the column) if the frame is
 // inconsistent, e.g. columns of different lengths or an index out of range.
 Status DecodeAnnotations(const trace::Frame& frame, std::vector<AnnotationRow>* rows);
+
+using TrackLookup = std::function<CounterTrackInfo(std::uint32_t track)>;
+
+// Adds `samples` to `frame` as one series per counter, each in time order.
+void EncodeCounters(std::vector<CounterSample> samples, const TrackLookup& tracks, trace::Frame* frame);
+
+// One decoded counter sample; `name` and `unit` point into the frame.
+struct CounterRow {
+  std::int64_t ts_ns;
+  double value;
+  std::string_view name;
+  std::string_view unit;
+};
+
+// Decodes a frame's counter samples, series by series; fails (naming the
+// problem) on inconsistent series.
+Status DecodeCounters(const trace::Frame& frame, std::vector<CounterRow>* rows);
 
 }  // namespace smprof::internal

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 
+#include "collectors/cpu/perf_counters.h"
 #include "core/resolved_config.h"
 
 namespace smprof::internal {
@@ -42,6 +43,9 @@ Config One(const std::string& key, const std::string& value) { return Config().S
 const std::map<std::string, std::string> kDefaults = {
     {"EnableCuda", "auto"},
     {"EnablePerf", "1"},
+    {"PerfEvents", "default"},
+    {"CpuSampleIntervalMs", "100"},
+    {"CpuProfilingDurationS", "3600"},
     {"EnableForkFollow", "0"},
     {"BucketCount", "16"},
     {"BucketSizeMB", "4"},
@@ -51,8 +55,9 @@ const std::map<std::string, std::string> kDefaults = {
 };
 
 TEST(Config, KeysAreTheDocumentedOnesInOrder) {
-  const std::vector<std::string> expected = {"EnableCuda",   "EnablePerf",  "EnableForkFollow", "BucketCount",
-                                             "BucketSizeMB", "Compression", "RecordFile",       "FlushIntervalMs"};
+  const std::vector<std::string> expected = {
+      "EnableCuda",  "EnablePerf",   "PerfEvents",  "CpuSampleIntervalMs", "CpuProfilingDurationS", "EnableForkFollow",
+      "BucketCount", "BucketSizeMB", "Compression", "RecordFile",          "FlushIntervalMs"};
   EXPECT_EQ(ConfigKeys(), expected);
 }
 
@@ -68,6 +73,9 @@ TEST(Config, EveryKeyHasItsDefault) {
   EXPECT_EQ(c.compression_level, 3);
   EXPECT_EQ(c.record_file, "smprof-out/%j/%h/rank%r_pid%p_%t.smprof");
   EXPECT_EQ(c.flush_interval_ms, 1000u);
+  EXPECT_EQ(c.cpu_sample_interval_ms, 100u);
+  EXPECT_EQ(c.cpu_duration_s, 3600u);
+  EXPECT_EQ(c.perf_events, DefaultPerfEvents());
 }
 
 TEST(Config, UnderSageMakerTheDefaultRecordFileIsTheProfilerOutputDir) {
@@ -85,7 +93,10 @@ TEST(Config, EnvironmentOverridesEveryDefault) {
                                                 {"SMP_BUCKET_SIZE_MB", "2"},
                                                 {"SMP_COMPRESSION", "none"},
                                                 {"SMP_RECORD_FILE", "/tmp/env_%p.smprof"},
-                                                {"SMP_FLUSH_INTERVAL_MS", "250"}});
+                                                {"SMP_FLUSH_INTERVAL_MS", "250"},
+                                                {"SMP_PERF_EVENTS", "task-clock, page-faults"},
+                                                {"SMP_CPU_SAMPLE_INTERVAL_MS", "20"},
+                                                {"SMP_CPU_PROFILING_DURATION_S", "0"}});
   EXPECT_EQ(c.enable_cuda, Tristate::kOn);
   EXPECT_FALSE(c.enable_perf);
   EXPECT_TRUE(c.enable_fork_follow);
@@ -94,6 +105,9 @@ TEST(Config, EnvironmentOverridesEveryDefault) {
   EXPECT_EQ(c.compression_level, 0);
   EXPECT_EQ(c.record_file, "/tmp/env_%p.smprof");
   EXPECT_EQ(c.flush_interval_ms, 250u);
+  EXPECT_EQ(c.perf_events, (std::vector<std::string>{"task-clock", "page-faults"}));
+  EXPECT_EQ(c.cpu_sample_interval_ms, 20u);
+  EXPECT_EQ(c.cpu_duration_s, 0u);
   EXPECT_EQ(c.explicit_keys.size(), kDefaults.size());
   EXPECT_EQ(c.effective.at("BucketCount"), "8");
 }

@@ -10,6 +10,7 @@
 #include <limits>
 #include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace smprof::internal {
@@ -207,6 +208,72 @@ TEST_F(MalformedFrame, NameIndexOutOfRangeIsRejected) {
 TEST_F(MalformedFrame, ThreadIndexOutOfRangeIsRejected) {
   frame_.mutable_annotations()->set_thread_index(0, 99);
   EXPECT_NE(DecodeError().find("thread_index out of range"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace smprof::internal
+
+namespace smprof::internal {
+namespace {
+
+TEST(CounterCodec, SeriesRoundTripAtTheirResolution) {
+  CounterBuffer buffer(100);
+  const std::uint32_t util = buffer.Track("cpu0.utilization", "percent", 0.01);
+  const std::uint32_t rss = buffer.Track("process.rss_bytes", "bytes", 1);
+  EXPECT_EQ(buffer.Track("cpu0.utilization", "percent", 0.01), util) << "a name registers once";
+  buffer.Add(util, 2000, 12.345);  // out of time order, interleaved tracks
+  buffer.Add(rss, 1000, 4096.0);
+  buffer.Add(util, 1000, 99.99);
+  buffer.Add(rss, 2000, 1e12);
+  buffer.Add(util, 3000, 0.0);
+  std::vector<CounterSample> samples;
+  EXPECT_EQ(buffer.Take(&samples), 0u);
+
+  trace::Frame frame;
+  EncodeCounters(
+      samples, [&buffer](std::uint32_t t) { return buffer.TrackInfo(t); }, &frame);
+  trace::Frame parsed;
+  ASSERT_TRUE(parsed.ParseFromString(frame.SerializeAsString()));
+  std::vector<CounterRow> rows;
+  ASSERT_TRUE(DecodeCounters(parsed, &rows).ok());
+  ASSERT_EQ(rows.size(), 5u);
+  std::vector<std::tuple<std::string, std::int64_t, double>> got;
+  for (const CounterRow& r : rows) got.emplace_back(std::string(r.name), r.ts_ns, r.value);
+  const std::vector<std::tuple<std::string, std::int64_t, double>> want = {{"cpu0.utilization", 1000, 99.99},
+                                                                           {"cpu0.utilization", 2000, 12.35},
+                                                                           {"cpu0.utilization", 3000, 0.0},
+                                                                           {"process.rss_bytes", 1000, 4096.0},
+                                                                           {"process.rss_bytes", 2000, 1e12}};
+  ASSERT_EQ(got.size(), want.size());
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(std::get<0>(got[i]), std::get<0>(want[i]));
+    EXPECT_EQ(std::get<1>(got[i]), std::get<1>(want[i]));
+    EXPECT_NEAR(std::get<2>(got[i]), std::get<2>(want[i]), 1e-9) << "values keep their resolution";
+  }
+  EXPECT_EQ(rows[0].unit, "percent");
+  EXPECT_EQ(rows[3].unit, "bytes");
+}
+
+TEST(CounterCodec, BufferDropsPastItsBoundAndCounts) {
+  CounterBuffer buffer(2);
+  const std::uint32_t t = buffer.Track("x", "count", 1);
+  for (int i = 0; i < 5; ++i) buffer.Add(t, i, i);
+  std::vector<CounterSample> samples;
+  EXPECT_EQ(buffer.Take(&samples), 3u);
+  EXPECT_EQ(samples.size(), 2u);
+  EXPECT_EQ(buffer.Take(&samples), 0u) << "the drop count resets when taken";
+}
+
+TEST(CounterCodec, MalformedSeriesIsRejected) {
+  trace::Frame frame;
+  frame.add_counter_tracks()->set_name("x");
+  trace::CounterSeries* series = frame.add_counters();
+  series->set_track_index(3);
+  std::vector<CounterRow> rows;
+  EXPECT_FALSE(DecodeCounters(frame, &rows).ok());
+  series->set_track_index(0);
+  series->add_ts_delta_ns(1);
+  EXPECT_FALSE(DecodeCounters(frame, &rows).ok()) << "columns of different lengths";
 }
 
 }  // namespace

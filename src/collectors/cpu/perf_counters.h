@@ -1,0 +1,121 @@
+// Hardware and software counters of the whole process through perf_event_open,
+// with event names resolved by libpfm4.
+//
+// Names. A name is a generic perf name (cycles, instructions, cache-misses,
+// task-clock, context-switches, cs, L1-dcache-load-misses, ...) or a libpfm4
+// event, [pmu::]EVENT[:UMASK][:modifier[=value]] with ':' or '.' between the
+// parts, in any case (itlb_misses.miss_causes_a_walk, cpu_clk_unhalted.ref_tsc,
+// amd64_fam19h_zen3::RETIRED_INSTRUCTIONS). A name is KNOWN when libpfm4 knows
+// it for any PMU it supports, present on this machine or not; a known event of
+// a PMU this CPU does not have is accepted and reported inactive.
+//
+// What is counted. Open attaches one counter per event to every thread listed
+// in /proc/self/task, with inherit=1, so every thread created later by a
+// counted thread (recursively: threads of those threads too) is counted; a
+// thread's counts stay in the total after it exits. In practice this is every
+// thread of the process from Open on. Not counted:
+//  - work done before Open;
+//  - a thread created during Open itself (a window of a few microseconds per
+//    thread) by a thread whose counter was not open yet;
+//  - threads beyond the file-descriptor budget (threads_missed);
+//  - child processes (fork, or clone without CLONE_THREAD): inherit_thread=1
+//    keeps them out on Linux >= 5.13; on older kernels they ARE counted while
+//    they live and after they exit (follows_child_processes() says which);
+//  - kernel mode, where perf_event_paranoid forbids it (user_only).
+// After fork() the child's copy of a PerfCounters reads the PARENT's counters:
+// a forked child must destroy it (closing is safe) and Open its own.
+//
+// Cost: events x threads file descriptors; Read makes one read() per
+// descriptor. Nothing here prints: statuses() says what is active and why not.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "smprof/status.h"
+
+struct perf_event_attr;  // <perfmon/perf_event.h>, the kernel ABI struct
+
+namespace smprof::internal {
+
+struct PerfEventStatus {
+  std::string name;   // as the user wrote it (trimmed), e.g. "cycles", "itlb_misses.miss_causes_a_walk"
+  std::string track;  // counter track name, "perf.<name>"
+  std::string unit;   // "ns" for task-clock and cpu-clock, else "count"
+  bool active = false;
+  std::string reason;      // empty when active; else why not, in words a user can act on
+  bool fallback = false;   // added because no requested hardware event could be opened
+  bool user_only = false;  // kernel mode is not counted (perf_event_paranoid)
+  int threads = 0;         // threads whose counter was opened at Open (later ones are inherited)
+  int threads_missed = 0;  // threads alive at Open that could not be counted (fd limit, ...)
+};
+
+// The default event list when the user gives none.
+const std::vector<std::string>& DefaultPerfEvents();
+
+// Splits a comma-separated list ("cycles, instructions"), skipping empty items
+// and repeated names, and checks that every name is known (see above). An
+// unknown name is kInvalidArgument naming it, with up to 3 close known names:
+// "unknown perf event 'cycels' in PerfEvents; did you mean: cycles, ...".
+// When libpfm4 itself cannot start, every name is accepted (Open says why
+// nothing counts): a broken environment is not a configuration error.
+Status ParsePerfEventList(const std::string& list, std::vector<std::string>* names);
+
+class PerfCounters {
+ public:
+  // Opens the counters; never fails: statuses() says what is active. When no
+  // requested hardware event opens, the software events task-clock,
+  // context-switches, cpu-migrations and page-faults are added (fallback=true)
+  // unless already requested.
+  static std::unique_ptr<PerfCounters> Open(const std::vector<std::string>& names);
+  ~PerfCounters();  // closes every descriptor
+  PerfCounters(const PerfCounters&) = delete;
+  PerfCounters& operator=(const PerfCounters&) = delete;
+
+  const std::vector<PerfEventStatus>& statuses() const { return statuses_; }
+  bool follows_child_processes() const { return follows_child_processes_; }
+
+  // Appends (track, value) for every active counter, in statuses() order:
+  // summed over threads, each thread's count scaled for multiplexing, and
+  // cumulative since Open. Values never decrease (a scaled estimate that would
+  // dip is held at the last value). Call from one thread at a time.
+  void Read(std::vector<std::pair<std::string, double>>* out);
+
+ private:
+  struct Counter {
+    std::size_t status_index = 0;
+    std::vector<int> fds;  // one per thread counted directly
+    double last = 0;
+  };
+  PerfCounters() = default;
+
+  std::vector<PerfEventStatus> statuses_;
+  std::vector<Counter> counters_;  // the active ones
+  bool follows_child_processes_ = false;
+};
+
+// The multiplexing estimate: value * time_enabled / time_running; 0 when the
+// counter never ran; value itself when it always ran.
+double ScaleCount(std::uint64_t value, std::uint64_t time_enabled, std::uint64_t time_running);
+
+// --- Shared by perf_counters.cc and perf_event_names.cc (libpfm4 side) ---
+
+// The result of turning a name into a perf_event_attr.
+enum class PerfEncodeResult {
+  kOk,
+  kUnknown,         // no PMU libpfm4 supports has it
+  kPmuNotPresent,   // known, but only on PMUs this CPU does not have; `detail` names them
+  kNoKernelDriver,  // the PMU is here but the kernel exposes no perf driver for it; `detail` names it
+  kUncore,          // a socket-wide PMU: cannot count one process; `detail` names it
+  kInvalid,         // a known event with a bad unit mask or modifier; `detail` says which
+  kLibraryFailed,   // libpfm4 could not start; `detail` says why
+};
+
+// Encodes `name` into `attr` (zeroed first), counting kernel mode too when
+// `with_kernel` unless the name says otherwise. Thread-safe.
+PerfEncodeResult EncodePerfEvent(const std::string& name, bool with_kernel, perf_event_attr* attr, std::string* detail);
+
+}  // namespace smprof::internal

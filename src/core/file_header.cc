@@ -1,0 +1,99 @@
+#include "core/file_header.h"
+
+#include <unistd.h>
+
+#include <fstream>
+
+#include "core/warnings.h"
+#include "trace/file_format.h"
+
+namespace smprof::internal {
+
+namespace {
+
+std::vector<std::string> CommandLine() {
+  std::ifstream cmdline("/proc/self/cmdline", std::ios::binary);
+  std::vector<std::string> argv;
+  std::string arg;
+  while (std::getline(cmdline, arg, '\0')) argv.push_back(arg);
+  return argv;
+}
+
+void AddCollector(trace::FileHeader* header, const char* name, bool active, const std::string& reason) {
+  trace::CollectorStatus* collector = header->add_collectors();
+  collector->set_name(name);
+  collector->set_active(active);
+  collector->set_reason(reason);
+}
+
+// The perf collector's status, and one warning naming what is missing.
+void AddPerf(trace::FileHeader* header, const ResolvedConfig& config, const std::vector<PerfEventStatus>& events) {
+  if (!config.enable_perf) {
+    AddCollector(header, "perf", false, "disabled by EnablePerf");
+    return;
+  }
+  std::string active, missing;
+  for (const PerfEventStatus& e : events) {
+    trace::PerfEvent* event = header->add_perf_events();
+    event->set_name(e.name);
+    event->set_track(e.track);
+    event->set_unit(e.unit);
+    event->set_active(e.active);
+    event->set_reason(e.reason);
+    std::string& list = e.active ? active : missing;
+    list += (list.empty() ? "" : ", ") + e.name;
+    if (!e.active) list += " (" + e.reason + ")";
+  }
+  AddCollector(header, "perf", !active.empty(), active.empty() ? "no perf event could be opened: " + missing : "");
+  if (!missing.empty()) {
+    WarnOnce("perf-missing",
+             "perf events not counted: " + missing + (active.empty() ? "; no perf counters" : "; counting " + active));
+  }
+}
+
+}  // namespace
+
+trace::FileHeader MakeFileHeader(const HeaderInputs& in) {
+  const ResolvedConfig& config = *in.config;
+  const RankInfo& rank = *in.rank;
+  trace::FileHeader header;
+  header.set_format_version(trace_format::kFormatVersion);
+  header.set_library_version(SMPROF_VERSION);
+  header.set_host(rank.host);
+  header.set_rank(rank.rank);
+  header.set_local_rank(rank.local_rank);
+  header.set_world_size(rank.world_size);
+  header.set_job(rank.job);
+  header.set_rank_source(rank.source);
+  header.set_pid(getpid());
+  header.set_parent_pid(getppid());
+  for (const std::string& arg : CommandLine()) header.add_argv(arg);
+  for (const auto& [key, value] : config.effective) (*header.mutable_config())[key] = value;
+  header.mutable_start()->set_monotonic_ns(in.clock.monotonic_ns);
+  header.mutable_start()->set_realtime_ns(in.clock.realtime_ns);
+  header.set_session_index(in.session_index);
+  if (!in.parent_trace.empty()) {
+    header.set_forked_child(true);
+    header.set_parent_trace(in.parent_trace);
+  }
+
+  AddCollector(&header, "annotations", true, "");
+  AddCollector(&header, "cpu", config.cpu_duration_s > 0,
+               config.cpu_duration_s > 0 ? "" : "disabled by CpuProfilingDurationS=0");
+  AddPerf(&header, config, *in.perf_events);
+  AddCollector(&header, "fork_follow", config.enable_fork_follow,
+               config.enable_fork_follow ? "" : "disabled by EnableForkFollow");
+  // GPU collection comes with the CUPTI collector; until then the trace says
+  // so, and an explicit request gets one warning.
+  const bool cuda_requested = config.enable_cuda != Tristate::kOff;
+  const std::string cuda_reason =
+      cuda_requested ? std::string("not collected by smprof ") + SMPROF_VERSION : "disabled by EnableCuda";
+  AddCollector(&header, "cuda", false, cuda_reason);
+  if (config.enable_cuda == Tristate::kOn && config.explicit_keys.count("EnableCuda") != 0) {
+    WarnOnce("EnableCuda", "EnableCuda=" + config.explicit_keys.at("EnableCuda") + ": " + cuda_reason +
+                               "; annotations and CPU data are recorded as usual");
+  }
+  return header;
+}
+
+}  // namespace smprof::internal
