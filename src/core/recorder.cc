@@ -65,6 +65,9 @@ void Recorder::Append(ThreadState* thread, const AnnotationRecord& record) noexc
 }
 
 Chunk* Recorder::Refill(ThreadState* thread, Chunk* full) {
+  if (on_first_event_.load(std::memory_order_acquire) != nullptr) {
+    if (auto start = on_first_event_.exchange(nullptr, std::memory_order_acq_rel)) start();
+  }
   if (full != nullptr) {
     // Unpublish before queueing: the drain may recycle a queued chunk at once.
     thread->current.store(nullptr, std::memory_order_release);

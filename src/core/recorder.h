@@ -91,6 +91,12 @@ class Recorder {
   // inherited thread state and chunk, so the child starts empty.
   void ResetInChild();
 
+  // Runs `start` (once) the next time any thread needs a chunk: a followed
+  // forked child opens its file and threads only when it first records, so a
+  // child that just calls exec() costs nothing and leaves no file.
+  void StartOnFirstEvent(void (*start)()) { on_first_event_.store(start, std::memory_order_release); }
+  void CancelStartOnFirstEvent() { on_first_event_.store(nullptr, std::memory_order_release); }
+
  private:
   Recorder() = default;
   Chunk* Refill(ThreadState* thread, Chunk* full);
@@ -103,6 +109,7 @@ class Recorder {
 
   ChunkPool pool_;
   std::atomic<std::uint64_t> dropped_{0};
+  std::atomic<void (*)()> on_first_event_{nullptr};
 
   std::mutex registry_mutex_;
   std::vector<ThreadState*> threads_;

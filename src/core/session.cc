@@ -99,9 +99,9 @@ void ForkParent() {
 
 // Starts a session with a resolved configuration; caller holds s.control.
 // `parent_trace` is set when following a forked child.
-Status StartLocked(SessionState& s, const ResolvedConfig& config, const std::string& parent_trace) {
+Status StartLocked(SessionState& s, const ResolvedConfig& config, const ClockPair& clock,
+                   const std::string& parent_trace) {
   const RankInfo rank = DetectRankInfo(ProcessEnv());
-  const ClockPair clock = ReadClockPair();
   const std::uint32_t session_index = s.next_session_index;
   const std::string path =
       ExpandRecordPath(config.record_file, rank, RecordPathFields{getpid(), clock.realtime_ns, session_index});
@@ -188,15 +188,41 @@ Status StopLocked(SessionState& s) {
   return status;
 }
 
+// A followed forked child's session, started by its first recorded event.
+struct PendingChild {
+  bool pending = false;
+  ClockPair fork_clock{};  // the session starts at the fork: the first range began after it
+  std::string parent_trace;
+};
+
+PendingChild& Pending() {
+  static auto* pending = new PendingChild();
+  return *pending;
+}
+
+void StartPendingChild() {
+  SessionState& s = State();
+  std::lock_guard<std::mutex> lock(s.control);
+  PendingChild& child = Pending();
+  if (!child.pending) return;
+  child.pending = false;
+  if (Status st = StartLocked(s, s.config, child.fork_clock, child.parent_trace); !st.ok()) {
+    g_recording.store(false, std::memory_order_relaxed);
+    Warn("EnableForkFollow: the forked child " + std::to_string(getpid()) + " records nothing: " + st.message());
+  }
+}
+
 // The child has only the forking thread: the parent's drain and sampler
 // threads are gone, and their objects may hold locks; they are left alone
 // (leaked), and the parent's file is never written. With EnableForkFollow=1
-// the child starts a session of its own, into its own file.
+// the child keeps recording, and its first event starts a session of its own
+// into its own file.
 void ForkChild() {
   NameTable::Get().mutex().unlock();
   Recorder::Get().UnlockAfterFork();
   Recorder::Get().ResetInChild();
   SessionState& s = State();
+  Pending().pending = false;
   if (s.active) {
     g_recording.store(false, std::memory_order_relaxed);
     s.writer->Abandon();
@@ -207,9 +233,9 @@ void ForkChild() {
     static_cast<void>(s.counters.release());
     s.active = false;
     if (s.config.enable_fork_follow) {
-      if (Status st = StartLocked(s, s.config, s.last_stats.path); !st.ok()) {
-        Warn("EnableForkFollow: the forked child " + std::to_string(getpid()) + " records nothing: " + st.message());
-      }
+      Pending() = PendingChild{true, ReadClockPair(), s.last_stats.path};
+      Recorder::Get().StartOnFirstEvent(StartPendingChild);
+      g_recording.store(true, std::memory_order_relaxed);
     }
   }
   s.control.unlock();
@@ -243,12 +269,22 @@ Status Start(const Config& config) {
     WarnOnce("SMP_DISABLE", "SMP_DISABLE is set: profiling is off and annotations are no-ops");
     return Status::Ok();
   }
-  return StartLocked(s, resolved, "");
+  if (Pending().pending) {  // a followed child starting its own session instead
+    Pending().pending = false;
+    Recorder::Get().CancelStartOnFirstEvent();
+  }
+  return StartLocked(s, resolved, ReadClockPair(), "");
 }
 
 Status Stop() {
   SessionState& s = State();
   std::lock_guard<std::mutex> lock(s.control);
+  if (Pending().pending) {  // a followed child that never recorded: nothing to write
+    Pending().pending = false;
+    Recorder::Get().CancelStartOnFirstEvent();
+    g_recording.store(false, std::memory_order_relaxed);
+    return Status::Ok();
+  }
   if (!s.active) return Status(StatusCode::kFailedPrecondition, "profiling is not running");
   return StopLocked(s);
 }

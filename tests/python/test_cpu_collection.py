@@ -197,3 +197,29 @@ def test_dataloader_workers_with_and_without_fork_following(tmp_path: Path, foll
         getitems += names["getitem"]
         assert counters_by_name(worker)["process.rss_bytes"], "workers sample their CPU use too"
     assert getitems == 32
+
+
+def test_followed_child_that_only_execs_leaves_no_file(tmp_path: Path) -> None:
+    code = f"""
+        import os, smppy
+        c = smppy.Config(); c.profiler = {{"RecordFile": "{tmp_path}/f_%p.smprof", "EnableForkFollow": "1"}}
+        p = smppy.SMProfiler.instance(); p.configure(c); p.start_profiling()
+        pid = os.fork()
+        if pid == 0:
+            os.execv("/bin/true", ["true"])
+        os.waitpid(pid, 0)
+        pid = os.fork()
+        if pid == 0:  # a plain child that annotates and exits normally
+            with smppy.annotate("child-work"):
+                pass
+            raise SystemExit(0)
+        os.waitpid(pid, 0)
+        p.stop_profiling()
+    """
+    proc = run_python(code, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    files = find_trace_files(tmp_path)
+    assert len(files) == 2, "the parent's and the annotating child's; none for the exec'd one"
+    children = [f for f in files if open_trace(f).header["forked_child"]]
+    assert len(children) == 1
+    assert [e["name"] for e in read_annotations(children[0])] == ["child-work"]
