@@ -62,7 +62,7 @@ int main(int argc, char** argv) {
 
   auto run = [&](bool perf) {
     CounterBuffer buffer(1 << 22);
-    CpuSampler sampler(CpuSamplerOptions{100, 3600, perf, smprof::internal::DefaultPerfEvents()}, &buffer);
+    CpuSampler sampler(CpuSamplerOptions{100, 3600, 0, perf, smprof::internal::DefaultPerfEvents()}, &buffer);
     std::vector<CounterSample> drained;
     std::size_t samples = 0;
     const double us = MedianUs(reps, calls, [&] {

@@ -114,9 +114,10 @@ Status StartLocked(SessionState& s, const ResolvedConfig& config, const ClockPai
   std::unique_ptr<CpuSampler> sampler;
   const std::vector<PerfEventStatus> no_perf;
   if (config.cpu_duration_s > 0) {
-    sampler = std::make_unique<CpuSampler>(
-        CpuSamplerOptions{config.cpu_sample_interval_ms, config.cpu_duration_s, config.enable_perf, config.perf_events},
-        counters.get());
+    sampler =
+        std::make_unique<CpuSampler>(CpuSamplerOptions{config.cpu_sample_interval_ms, config.cpu_duration_s,
+                                                       clock.monotonic_ns, config.enable_perf, config.perf_events},
+                                     counters.get());
   }
   const HeaderInputs header{&config,     &rank, clock, session_index, sampler ? &sampler->perf_statuses() : &no_perf,
                             parent_trace};

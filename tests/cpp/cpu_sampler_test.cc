@@ -22,7 +22,7 @@ std::map<std::string, std::vector<double>> ByName(CounterBuffer& buffer) {
 
 TEST(CpuSampler, TwoPassesGiveEveryCoreAndProcessCounter) {
   CounterBuffer buffer(1 << 16);
-  CpuSampler sampler(CpuSamplerOptions{100, 3600, false, {}}, &buffer);
+  CpuSampler sampler(CpuSamplerOptions{100, 3600, 0, false, {}}, &buffer);
   sampler.SampleOnce(NowNs());
   volatile double sink = 0;
   for (int i = 0; i < 20000000; ++i) sink = sink + i;  // let CPU time pass
@@ -52,7 +52,7 @@ TEST(CpuSampler, TwoPassesGiveEveryCoreAndProcessCounter) {
 
 TEST(CpuSampler, PerfCountersBecomeCounterTracks) {
   CounterBuffer buffer(1 << 16);
-  CpuSampler sampler(CpuSamplerOptions{100, 3600, true, {"task-clock", "context-switches"}}, &buffer);
+  CpuSampler sampler(CpuSamplerOptions{100, 3600, 0, true, {"task-clock", "context-switches"}}, &buffer);
   ASSERT_EQ(sampler.perf_statuses().size(), 2u);
   sampler.SampleOnce(NowNs());
   sampler.SampleOnce(NowNs());
@@ -69,7 +69,7 @@ TEST(CpuSampler, PerfCountersBecomeCounterTracks) {
 
 TEST(CpuSampler, ThreadSamplesUntilStoppedAndTakesALastSample) {
   CounterBuffer buffer(1 << 16);
-  CpuSampler sampler(CpuSamplerOptions{10, 3600, false, {}}, &buffer);
+  CpuSampler sampler(CpuSamplerOptions{10, 3600, 0, false, {}}, &buffer);
   sampler.Start();
   usleep(100 * 1000);
   sampler.Stop();
@@ -81,8 +81,8 @@ TEST(CpuSampler, ThreadSamplesUntilStoppedAndTakesALastSample) {
 
 TEST(CpuSampler, StopsOnItsOwnAfterTheDuration) {
   CounterBuffer buffer(1 << 16);
-  CpuSampler sampler(CpuSamplerOptions{10, 1, false, {}}, &buffer);
   const std::int64_t start = NowNs();
+  CpuSampler sampler(CpuSamplerOptions{10, 1, start, false, {}}, &buffer);
   sampler.Start();
   for (int i = 0; i < 600 && !sampler.finished(); ++i) usleep(100 * 1000);
   ASSERT_TRUE(sampler.finished()) << "still sampling a minute after a 1 s duration";

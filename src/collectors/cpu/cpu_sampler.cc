@@ -48,9 +48,12 @@ void CpuSampler::Abandon() {
 }
 
 void CpuSampler::Run() {
-  const auto start = std::chrono::steady_clock::now();
-  const auto end = start + std::chrono::seconds(options_.duration_s);
-  auto next = start;
+  // steady_clock is CLOCK_MONOTONIC, the trace timebase: the limit is exact
+  // in trace time, and only the closing sample can fall after it.
+  using Clock = std::chrono::steady_clock;
+  const std::int64_t start_ns = options_.start_ns > 0 ? options_.start_ns : NowNs();
+  const Clock::time_point end{std::chrono::nanoseconds(start_ns) + std::chrono::seconds(options_.duration_s)};
+  auto next = Clock::now();
   std::unique_lock<std::mutex> lock(mutex_);
   while (!stop_) {
     next += std::chrono::milliseconds(options_.interval_ms);
@@ -59,7 +62,7 @@ void CpuSampler::Run() {
     lock.unlock();
     SampleOnce(NowNs());
     lock.lock();
-    if (std::chrono::steady_clock::now() >= end) {  // CpuProfilingDurationS is over
+    if (Clock::now() >= end) {  // CpuProfilingDurationS is over
       finished_.store(true, std::memory_order_release);
       return;
     }

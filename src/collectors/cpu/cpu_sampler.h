@@ -22,7 +22,8 @@ namespace smprof::internal {
 
 struct CpuSamplerOptions {
   std::uint32_t interval_ms = 100;
-  std::uint32_t duration_s = 3600;
+  std::uint32_t duration_s = 3600;  // counted from start_ns
+  std::int64_t start_ns = 0;        // the session's start (CLOCK_MONOTONIC); 0: when Start() runs
   bool perf = true;
   std::vector<std::string> perf_events;
 };

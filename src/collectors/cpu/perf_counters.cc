@@ -1,5 +1,6 @@
 // Per-process perf counters: one perf_event_open descriptor per event and
-// thread, inherited by the threads those threads create.
+// thread, inherited by the threads those threads create. The per-CPU ones are
+// in perf_per_cpu.cc.
 #include "collectors/cpu/perf_counters.h"
 
 #include <dirent.h>
@@ -211,6 +212,17 @@ double ScaleCount(std::uint64_t value, std::uint64_t time_enabled, std::uint64_t
   return static_cast<double>(value) * (static_cast<double>(time_enabled) / static_cast<double>(time_running));
 }
 
+bool ReadScaledCount(int fd, double* value) {
+  std::uint64_t values[3];  // value, time enabled, time running
+  ssize_t n;
+  do {
+    n = read(fd, values, sizeof(values));
+  } while (n < 0 && errno == EINTR);
+  if (n != static_cast<ssize_t>(sizeof(values))) return false;
+  *value = ScaleCount(values[0], values[1], values[2]);
+  return true;
+}
+
 std::unique_ptr<PerfCounters> PerfCounters::Open(const std::vector<std::string>& names) {
   std::unique_ptr<PerfCounters> counters(new PerfCounters());
   try {
@@ -218,6 +230,7 @@ std::unique_ptr<PerfCounters> PerfCounters::Open(const std::vector<std::string>&
     const std::vector<long> tids = Threads();
     long budget = FdBudget();
     bool inherit_thread = true;  // cleared when the kernel predates it (< 5.13)
+    std::vector<perf_event_attr> active_attrs;  // parallel to counters_
 
     // Encodes one name into a Pending event, or records why it cannot count.
     auto prepare = [&](const std::string& name, bool fallback, std::vector<Pending>* pending,
@@ -304,6 +317,7 @@ std::unique_ptr<PerfCounters> PerfCounters::Open(const std::vector<std::string>&
         counter.status_index = p.status_index;
         counter.fds.push_back(fd);
         counters->counters_.push_back(std::move(counter));
+        active_attrs.push_back(p.attr);
         active.push_back(counters->counters_.size() - 1);
       }
       if (active.empty()) return;
@@ -368,6 +382,7 @@ std::unique_ptr<PerfCounters> PerfCounters::Open(const std::vector<std::string>&
       open_all(&fallbacks);
     }
     counters->follows_child_processes_ = !inherit_thread;
+    counters->OpenPerCpu(active_attrs, env.paranoid, env.privileged, &budget);
   } catch (...) {
     // Out of memory: keep what was opened; the destructor closes it.
   }
@@ -378,6 +393,7 @@ PerfCounters::~PerfCounters() {
   for (const Counter& counter : counters_) {
     for (int fd : counter.fds) close(fd);
   }
+  for (const CpuCounter& counter : cpu_counters_) close(counter.fd);
 }
 
 void PerfCounters::Read(std::vector<std::pair<std::string, double>>* out) {
@@ -385,16 +401,13 @@ void PerfCounters::Read(std::vector<std::pair<std::string, double>>* out) {
     for (Counter& counter : counters_) {
       double total = 0;
       for (int fd : counter.fds) {
-        std::uint64_t values[3];  // value, time enabled, time running
-        ssize_t n;
-        do {
-          n = read(fd, values, sizeof(values));
-        } while (n < 0 && errno == EINTR);
-        if (n == static_cast<ssize_t>(sizeof(values))) total += ScaleCount(values[0], values[1], values[2]);
+        double value = 0;
+        if (ReadScaledCount(fd, &value)) total += value;
       }
       counter.last = std::max(counter.last, total);
       out->emplace_back(statuses_[counter.status_index].track, counter.last);
     }
+    ReadPerCpu(out);
   } catch (...) {
     // Out of memory: this sample is incomplete.
   }

@@ -25,8 +25,25 @@
 // After fork() the child's copy of a PerfCounters reads the PARENT's counters:
 // a forked child must destroy it (closing is safe) and Open its own.
 //
-// Cost: events x threads file descriptors; Read makes one read() per
-// descriptor. Nothing here prints: statuses() says what is active and why not.
+// Per CPU. Where permitted (CAP_PERFMON or CAP_SYS_ADMIN, or
+// kernel.perf_event_paranoid<=0), Open also counts each active event on each
+// online CPU (/sys/devices/system/cpu/online), system-wide: every task that
+// runs there, of any process, and the kernel. These are the extra tracks
+// "perf.cpu<N>.<name>" (per_cpu_tracks()). Events that get them: hardware
+// events (cycles, instructions, cache events, raw and libpfm4 core events),
+// tracepoints, and the software events that count occurrences
+// (context-switches, cpu-migrations, page-faults, minor-faults, major-faults,
+// alignment-faults, emulation-faults, cgroup-switches). Not: task-clock and
+// cpu-clock (on a CPU they measure elapsed time, busy or idle alike), dummy,
+// bpf-output and breakpoints; uncore events are never active. Per-CPU
+// hardware counters share the PMU with the process's own, so both multiplex
+// more (the values are scaled). Where not permitted there are no per-CPU
+// tracks and per_cpu_reason() says why.
+//
+// Cost: events x (threads + CPUs) file descriptors; Read makes one read() per
+// descriptor (reading a running per-CPU counter interrupts that CPU briefly).
+// Nothing here prints: statuses() and per_cpu_reason() say what is active and
+// why not.
 #pragma once
 
 #include <cstdint>
@@ -51,6 +68,18 @@ struct PerfEventStatus {
   bool user_only = false;  // kernel mode is not counted (perf_event_paranoid)
   int threads = 0;         // threads whose counter was opened at Open (later ones are inherited)
   int threads_missed = 0;  // threads alive at Open that could not be counted (fd limit, ...)
+  int cpus = 0;            // CPUs counted system-wide (tracks "perf.cpu<N>.<name>")
+  // Empty when the event is inactive or counted on every online CPU; else why
+  // not (on some CPUs), in words a user can act on.
+  std::string per_cpu_reason;
+};
+
+// A per-CPU counter track.
+struct PerfCpuTrack {
+  std::string name;   // the event, as in PerfEventStatus::name
+  std::string track;  // "perf.cpu<N>.<name>"
+  std::string unit;   // the event's
+  int cpu = 0;
 };
 
 // The default event list when the user gives none.
@@ -78,9 +107,18 @@ class PerfCounters {
   const std::vector<PerfEventStatus>& statuses() const { return statuses_; }
   bool follows_child_processes() const { return follows_child_processes_; }
 
+  // Per-CPU counting (see above): whether any per-CPU track is open, the
+  // tracks (by event in statuses() order, then by CPU), and when none is open
+  // why not, e.g. "per-CPU counting needs CAP_PERFMON or
+  // kernel.perf_event_paranoid<=0 (it is 2)"; empty when per_cpu().
+  bool per_cpu() const { return !cpu_tracks_.empty(); }
+  const std::vector<PerfCpuTrack>& per_cpu_tracks() const { return cpu_tracks_; }
+  const std::string& per_cpu_reason() const { return per_cpu_reason_; }
+
   // Appends (track, value) for every active counter, in statuses() order:
   // summed over threads, each thread's count scaled for multiplexing, and
-  // cumulative since Open. Values never decrease (a scaled estimate that would
+  // cumulative since Open; then one per per_cpu_tracks(), in that order,
+  // scaled the same way. Values never decrease (a scaled estimate that would
   // dip is held at the last value). Call from one thread at a time.
   void Read(std::vector<std::pair<std::string, double>>* out);
 
@@ -90,11 +128,24 @@ class PerfCounters {
     std::vector<int> fds;  // one per thread counted directly
     double last = 0;
   };
+  struct CpuCounter {  // parallel to cpu_tracks_
+    int fd = -1;
+    double last = 0;
+  };
   PerfCounters() = default;
+
+  // perf_per_cpu.cc: opens the per-CPU counters of the active counters, whose
+  // encodings `attrs` are (parallel to counters_), taking descriptors from
+  // `budget`; or sets per_cpu_reason_.
+  void OpenPerCpu(const std::vector<perf_event_attr>& attrs, int paranoid, bool privileged, long* budget);
+  void ReadPerCpu(std::vector<std::pair<std::string, double>>* out);
 
   std::vector<PerfEventStatus> statuses_;
   std::vector<Counter> counters_;  // the active ones
   bool follows_child_processes_ = false;
+  std::vector<PerfCpuTrack> cpu_tracks_;
+  std::vector<CpuCounter> cpu_counters_;
+  std::string per_cpu_reason_;
 };
 
 // The multiplexing estimate: value * time_enabled / time_running; 0 when the
@@ -117,5 +168,13 @@ enum class PerfEncodeResult {
 // Encodes `name` into `attr` (zeroed first), counting kernel mode too when
 // `with_kernel` unless the name says otherwise. Thread-safe.
 PerfEncodeResult EncodePerfEvent(const std::string& name, bool with_kernel, perf_event_attr* attr, std::string* detail);
+
+// Reads a counter opened with PERF_FORMAT_TOTAL_TIME_ENABLED|RUNNING into
+// `value`, scaled (ScaleCount); false when the read fails.
+bool ReadScaledCount(int fd, double* value);
+
+// Parses a kernel CPU list, "0-3,8,10-11" (a trailing newline allowed), in
+// ascending order without repeats; false when it is empty or malformed.
+bool ParseCpuList(const std::string& text, std::vector<int>* cpus);
 
 }  // namespace smprof::internal
