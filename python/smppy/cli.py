@@ -37,9 +37,12 @@ def _print_info(infos: list[TraceInfo], top: int) -> None:
         inactive = [c for c in h["collectors"] if not c["active"]]
         for c in inactive:
             print(f"  collector {c['name']}: off ({c['reason']})")
+        missing: dict[str, list[str]] = defaultdict(list)
         for e in h["perf_events"]:
             if not e["active"]:
-                print(f"  perf event {e['name']}: not counted ({e['reason']})")
+                missing[e["reason"]].append(e["name"])
+        for reason, names in missing.items():
+            print(f"  perf events not counted: {', '.join(names)} ({reason})")
     totals: dict[str, NameStats] = defaultdict(NameStats)
     for info in infos:
         for name, s in info.names.items():

@@ -2,7 +2,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
+#include <utility>
 
 #include "core/warnings.h"
 #include "trace/file_format.h"
@@ -32,7 +34,8 @@ void AddPerf(trace::FileHeader* header, const ResolvedConfig& config, const std:
     AddCollector(header, "perf", false, "disabled by EnablePerf");
     return;
   }
-  std::string active, missing;
+  std::string active;
+  std::vector<std::pair<std::string, std::string>> missing_by_reason;  // reason, names
   for (const PerfEventStatus& e : events) {
     trace::PerfEvent* event = header->add_perf_events();
     event->set_name(e.name);
@@ -40,10 +43,18 @@ void AddPerf(trace::FileHeader* header, const ResolvedConfig& config, const std:
     event->set_unit(e.unit);
     event->set_active(e.active);
     event->set_reason(e.reason);
-    std::string& list = e.active ? active : missing;
-    list += (list.empty() ? "" : ", ") + e.name;
-    if (!e.active) list += " (" + e.reason + ")";
+    if (e.active) {
+      active += (active.empty() ? "" : ", ") + e.name;
+      continue;
+    }
+    auto it = std::find_if(missing_by_reason.begin(), missing_by_reason.end(),
+                           [&e](const auto& group) { return group.first == e.reason; });
+    if (it == missing_by_reason.end()) it = missing_by_reason.insert(it, {e.reason, ""});
+    it->second += (it->second.empty() ? "" : ", ") + e.name;
   }
+  std::string missing;
+  for (const auto& [reason, names] : missing_by_reason)
+    missing += (missing.empty() ? "" : "; ") + names + ": " + reason;
   AddCollector(header, "perf", !active.empty(), active.empty() ? "no perf event could be opened: " + missing : "");
   if (!missing.empty()) {
     WarnOnce("perf-missing",
