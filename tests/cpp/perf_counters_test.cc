@@ -1,10 +1,13 @@
 // Perf counters through perf_event_open and libpfm4, on the real kernel: name
 // checking and suggestions, what is active here and why not, inheritance by
-// new threads, fallbacks, and no descriptor leaks.
+// new threads, fallbacks, per-CPU counting where permitted, and no descriptor
+// leaks.
 #include "collectors/cpu/perf_counters.h"
 
 #include <dirent.h>
 #include <gtest/gtest.h>
+#include <sched.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -12,7 +15,9 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -43,6 +48,64 @@ int Paranoid() {
   int value = 2;
   std::ifstream("/proc/sys/kernel/perf_event_paranoid") >> value;
   return value;
+}
+
+// Whether this process may count system-wide: CAP_PERFMON (38) or CAP_SYS_ADMIN (21), or paranoid <= 0.
+bool PerCpuPermitted() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  std::uint64_t caps = 0;
+  while (std::getline(status, line)) {
+    if (line.compare(0, 7, "CapEff:") == 0) caps = std::strtoull(line.c_str() + 7, nullptr, 16);
+  }
+  return ((caps >> 38) & 1) != 0 || ((caps >> 21) & 1) != 0 || Paranoid() <= 0;
+}
+
+std::vector<int> OnlineCpus() {
+  std::string text;
+  std::getline(std::ifstream("/sys/devices/system/cpu/online"), text);
+  std::vector<int> cpus;
+  ParseCpuList(text, &cpus);
+  return cpus;
+}
+
+std::vector<std::string> Split(const std::string& text, char separator) {
+  std::vector<std::string> fields;
+  std::istringstream in(text);
+  std::string field;
+  while (std::getline(in, field, separator)) fields.push_back(field);
+  return fields;
+}
+
+// Runs `body` in a forked child, as the unprivileged user 65534 when
+// `drop_root`, and puts what it returns in `text`.
+::testing::AssertionResult RunInChild(bool drop_root, const std::function<std::string()>& body, std::string* text) {
+  int pipe_fds[2];
+  if (pipe(pipe_fds) != 0) return ::testing::AssertionFailure() << "pipe failed";
+  const pid_t child = fork();
+  if (child == 0) {
+    close(pipe_fds[0]);
+    if (drop_root && (setgid(65534) != 0 || setuid(65534) != 0)) _exit(2);
+    const std::string out = body();
+    const ssize_t written = write(pipe_fds[1], out.data(), out.size());
+    _exit(written == static_cast<ssize_t>(out.size()) ? 0 : 3);
+  }
+  close(pipe_fds[1]);
+  if (child < 0) {
+    close(pipe_fds[0]);
+    return ::testing::AssertionFailure() << "fork failed";
+  }
+  text->clear();
+  char buffer[4096];
+  ssize_t n;
+  while ((n = read(pipe_fds[0], buffer, sizeof(buffer))) > 0) text->append(buffer, static_cast<std::size_t>(n));
+  close(pipe_fds[0]);
+  int wstatus = 0;
+  if (waitpid(child, &wstatus, 0) != child) return ::testing::AssertionFailure() << "waitpid failed";
+  if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
+    return ::testing::AssertionFailure() << "child status " << wstatus;
+  }
+  return ::testing::AssertionSuccess();
 }
 
 const PerfEventStatus* Find(const PerfCounters& counters, const std::string& name) {
@@ -252,7 +315,7 @@ TEST(PerfCounters, SoftwareEventsCountEveryThreadAndNeverDecrease) {
   std::size_t active = 0;
   for (const PerfEventStatus& status : counters->statuses()) active += status.active ? 1 : 0;
   auto start = ReadAll(counters.get());
-  ASSERT_EQ(start.size(), active);
+  ASSERT_EQ(start.size(), active + counters->per_cpu_tracks().size());
   {
     std::lock_guard<std::mutex> lock(mu);
     go = true;
@@ -333,10 +396,11 @@ TEST(PerfCounters, DescriptorsAreClosedOnDestruction) {
     auto counters = PerfCounters::Open(DefaultPerfEvents());
     std::size_t active = 0;
     for (const PerfEventStatus& status : counters->statuses()) active += status.active ? 1 : 0;
-    EXPECT_GE(OpenFdCount(), before + static_cast<int>(active));
+    const std::size_t per_cpu = counters->per_cpu_tracks().size();
+    EXPECT_GE(OpenFdCount(), before + static_cast<int>(active + per_cpu));
     std::vector<std::pair<std::string, double>> values;
     counters->Read(&values);
-    EXPECT_EQ(values.size(), active);
+    EXPECT_EQ(values.size(), active + per_cpu);
   }
   EXPECT_EQ(OpenFdCount(), before);
   {
@@ -352,39 +416,22 @@ TEST(PerfCounters, DescriptorsAreClosedOnDestruction) {
 // nothing (3); the statuses say so. Runs the check in a child that drops root.
 TEST(PerfCounters, UnprivilegedUserGetsUserModeOrAReason) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root to drop to an unprivileged user";
-  int pipe_fds[2];
-  ASSERT_EQ(pipe(pipe_fds), 0);
-  const pid_t child = fork();
-  if (child == 0) {
-    close(pipe_fds[0]);
-    if (setgid(65534) != 0 || setuid(65534) != 0) _exit(2);
-    auto counters = PerfCounters::Open({"task-clock", "page-faults", "context-switches"});
-    std::ostringstream out;
-    for (const PerfEventStatus& s : counters->statuses()) {
-      out << s.name << '\t' << s.active << '\t' << s.user_only << '\t' << s.reason << '\n';
-    }
-    const std::string text = out.str();
-    const ssize_t written = write(pipe_fds[1], text.data(), text.size());
-    _exit(written == static_cast<ssize_t>(text.size()) ? 0 : 3);
-  }
-  close(pipe_fds[1]);
   std::string text;
-  char buffer[4096];
-  ssize_t n;
-  while ((n = read(pipe_fds[0], buffer, sizeof(buffer))) > 0) text.append(buffer, static_cast<std::size_t>(n));
-  close(pipe_fds[0]);
-  int wstatus = 0;
-  ASSERT_EQ(waitpid(child, &wstatus, 0), child);
-  ASSERT_TRUE(WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0) << "child status " << wstatus;
+  ASSERT_TRUE(RunInChild(
+      true,
+      [] {
+        auto counters = PerfCounters::Open({"task-clock", "page-faults", "context-switches"});
+        std::ostringstream out;
+        for (const PerfEventStatus& s : counters->statuses()) {
+          out << s.name << '\t' << s.active << '\t' << s.user_only << '\t' << s.reason << '\n';
+        }
+        return out.str();
+      },
+      &text));
 
   std::map<std::string, std::vector<std::string>> rows;
-  std::istringstream lines(text);
-  std::string line;
-  while (std::getline(lines, line)) {
-    std::vector<std::string> fields;
-    std::istringstream cols(line);
-    std::string field;
-    while (std::getline(cols, field, '\t')) fields.push_back(field);
+  for (const std::string& line : Split(text, '\n')) {
+    std::vector<std::string> fields = Split(line, '\t');
     fields.resize(4);
     rows[fields[0]] = fields;
   }
@@ -408,6 +455,175 @@ TEST(PerfCounters, UnprivilegedUserGetsUserModeOrAReason) {
     EXPECT_EQ(rows["context-switches"][1], "1") << rows["context-switches"][3];
     EXPECT_EQ(rows["context-switches"][2], "0");
   }
+}
+
+TEST(PerfCpuList, ParsesKernelCpuLists) {
+  std::vector<int> cpus;
+  ASSERT_TRUE(ParseCpuList("0-1\n", &cpus));
+  EXPECT_EQ(cpus, (std::vector<int>{0, 1}));
+  ASSERT_TRUE(ParseCpuList("0", &cpus));
+  EXPECT_EQ(cpus, (std::vector<int>{0}));
+  ASSERT_TRUE(ParseCpuList("0-3,8,10-11", &cpus));
+  EXPECT_EQ(cpus, (std::vector<int>{0, 1, 2, 3, 8, 10, 11}));
+  ASSERT_TRUE(ParseCpuList("4,2,2-3", &cpus));
+  EXPECT_EQ(cpus, (std::vector<int>{2, 3, 4}));
+  for (const char* bad : {"", "\n", "1-", "-1", "3-1", "a", "0,,1", "0-1,", "1 2", "0-99999999999"}) {
+    EXPECT_FALSE(ParseCpuList(bad, &cpus)) << bad;
+    EXPECT_TRUE(cpus.empty()) << bad;
+  }
+}
+
+TEST(PerfCounters, PerCpuTracksForEveryOnlineCpuWherePermitted) {
+  auto counters = PerfCounters::Open({"context-switches", "task-clock", "page-faults"});
+  const std::vector<int> cpus = OnlineCpus();
+  ASSERT_FALSE(cpus.empty());
+  const PerfEventStatus* switches = Find(*counters, "context-switches");
+  const PerfEventStatus* task_clock = Find(*counters, "task-clock");
+  const PerfEventStatus* faults = Find(*counters, "page-faults");
+  ASSERT_TRUE(switches && task_clock && faults);
+  if (!switches->active) GTEST_SKIP() << "software counters are not permitted here: " << switches->reason;
+  if (!PerCpuPermitted()) {
+    EXPECT_FALSE(counters->per_cpu());
+    EXPECT_TRUE(counters->per_cpu_tracks().empty());
+    EXPECT_EQ(counters->per_cpu_reason(),
+              "per-CPU counting needs CAP_PERFMON or kernel.perf_event_paranoid<=0 (it is " +
+                  std::to_string(Paranoid()) + ")");
+    return;
+  }
+  ASSERT_TRUE(counters->per_cpu()) << counters->per_cpu_reason();
+  EXPECT_EQ(counters->per_cpu_reason(), "");
+
+  // context-switches and page-faults on every online CPU, by event then CPU; task-clock on none.
+  std::vector<std::string> expected;
+  for (const char* name : {"context-switches", "page-faults"}) {
+    for (int cpu : cpus) expected.push_back("perf.cpu" + std::to_string(cpu) + "." + name);
+  }
+  std::vector<std::string> tracks;
+  for (const PerfCpuTrack& track : counters->per_cpu_tracks()) {
+    tracks.push_back(track.track);
+    EXPECT_EQ(track.track, "perf.cpu" + std::to_string(track.cpu) + "." + track.name);
+    EXPECT_EQ(track.unit, "count");
+  }
+  EXPECT_EQ(tracks, expected);
+  EXPECT_EQ(switches->cpus, static_cast<int>(cpus.size()));
+  EXPECT_EQ(switches->per_cpu_reason, "");
+  EXPECT_EQ(faults->cpus, static_cast<int>(cpus.size()));
+  EXPECT_EQ(task_clock->cpus, 0);
+  EXPECT_EQ(task_clock->per_cpu_reason,
+            "not counted per CPU: on a CPU a clock event only measures elapsed time, busy or idle alike");
+
+  // Read gives the process-wide values, then the per-CPU ones in per_cpu_tracks() order.
+  std::vector<std::pair<std::string, double>> first;
+  counters->Read(&first);
+  ASSERT_EQ(first.size(), 3 + expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) EXPECT_EQ(first[3 + i].first, expected[i]);
+  auto switches_on_all_cpus = [&](const std::map<std::string, double>& values) {
+    double sum = 0;
+    for (int cpu : cpus) sum += values.at("perf.cpu" + std::to_string(cpu) + ".context-switches");
+    return sum;
+  };
+  const std::map<std::string, double> start(first.begin(), first.end());
+  std::map<std::string, double> last = start;
+  for (int i = 0; i < 10; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));  // a sleep is a context switch, on some CPU
+    const auto now = ReadAll(counters.get());
+    ASSERT_EQ(now.size(), first.size());
+    for (const auto& [track, value] : now) EXPECT_GE(value, last.at(track)) << track;
+    last = now;
+  }
+  EXPECT_GE(switches_on_all_cpus(last) - switches_on_all_cpus(start), 10.0);
+}
+
+TEST(PerfCounters, PerCpuCountsFollowAThreadPinnedToItsCpu) {
+  auto counters = PerfCounters::Open({"context-switches"});
+  if (!counters->per_cpu()) GTEST_SKIP() << "no per-CPU counting here: " << counters->per_cpu_reason();
+  const PerfCpuTrack target = counters->per_cpu_tracks().back();
+  const double before = ReadAll(counters.get())[target.track];
+  constexpr int kSleeps = 1000;
+  std::atomic<int> ran_on{-1};
+  std::thread worker([&] {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(target.cpu, &set);
+    if (sched_setaffinity(0, sizeof(set), &set) != 0) return;  // this thread only
+    for (int i = 0; i < kSleeps; ++i) {
+      timespec ts{0, 20000};  // each sleep switches this CPU to another task and back
+      nanosleep(&ts, nullptr);
+    }
+    ran_on = sched_getcpu();
+  });
+  worker.join();
+  if (ran_on != target.cpu) GTEST_SKIP() << "cannot pin a thread to CPU " << target.cpu;
+  const double after = ReadAll(counters.get())[target.track];
+  EXPECT_GE(after - before, kSleeps / 2) << target.track;
+}
+
+TEST(PerfCounters, UnprivilegedUserGetsNoPerCpuTracksAndTheReason) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to drop to an unprivileged user";
+  std::string text;
+  ASSERT_TRUE(RunInChild(
+      true,
+      [] {
+        auto counters = PerfCounters::Open({"page-faults", "context-switches"});
+        std::vector<std::pair<std::string, double>> values;
+        counters->Read(&values);
+        int per_cpu_values = 0;
+        for (const auto& [track, value] : values) per_cpu_values += track.rfind("perf.cpu", 0) == 0 ? 1 : 0;
+        const PerfEventStatus& faults = counters->statuses()[0];
+        return std::to_string(counters->per_cpu()) + '\t' + std::to_string(counters->per_cpu_tracks().size()) + '\t' +
+               std::to_string(per_cpu_values) + '\t' + counters->per_cpu_reason() + '\t' +
+               std::to_string(faults.active) + '\t' + faults.per_cpu_reason;
+      },
+      &text));
+  std::vector<std::string> fields = Split(text, '\t');
+  fields.resize(6);
+  const int paranoid = Paranoid();
+  if (paranoid <= 0) {
+    EXPECT_EQ(fields[0], "1") << fields[3];
+    EXPECT_EQ(fields[3], "");
+    return;
+  }
+  EXPECT_EQ(fields[0], "0");
+  EXPECT_EQ(fields[1], "0");
+  EXPECT_EQ(fields[2], "0") << "Read gives no per-CPU value";
+  const std::string reason =
+      "per-CPU counting needs CAP_PERFMON or kernel.perf_event_paranoid<=0 (it is " + std::to_string(paranoid) + ")";
+  EXPECT_EQ(fields[3], reason);
+  if (fields[4] == "1") {
+    EXPECT_EQ(fields[5], reason) << "an active event says why it has no per-CPU tracks";
+  }
+}
+
+TEST(PerfCounters, PerCpuCountingGivesWayWhenDescriptorsRunShort) {
+  if (!PerfCounters::Open({"context-switches"})->per_cpu()) GTEST_SKIP() << "no per-CPU counting here";
+  std::string text;
+  ASSERT_TRUE(RunInChild(
+      false,
+      [] {
+        // The module leaves 256 descriptors (or a quarter of the limit) to the
+        // job: this leaves it 2, for the process-wide counters of this child's
+        // single thread, and none for per-CPU ones.
+        rlimit limit{};
+        getrlimit(RLIMIT_NOFILE, &limit);
+        limit.rlim_cur = static_cast<rlim_t>(OpenFdCount() + 256 + 2);
+        if (setrlimit(RLIMIT_NOFILE, &limit) != 0) return std::string("setrlimit failed");
+        auto counters = PerfCounters::Open({"context-switches", "page-faults"});
+        const PerfEventStatus& first = counters->statuses()[0];
+        const PerfEventStatus& second = counters->statuses()[1];
+        return std::to_string(first.active) + std::to_string(second.active) + '\t' +
+               std::to_string(counters->per_cpu()) + '\t' + counters->per_cpu_reason() + '\t' + first.per_cpu_reason;
+      },
+      &text));
+  std::vector<std::string> fields = Split(text, '\t');
+  fields.resize(4);
+  EXPECT_EQ(fields[0], "11") << text;
+  EXPECT_EQ(fields[1], "0");
+  EXPECT_EQ(fields[2],
+            "no file descriptors left for per-CPU counting (one per event and CPU): raise the open-files limit "
+            "(ulimit -n)");
+  EXPECT_EQ(fields[3],
+            "not counted per CPU: no file descriptors left (one per event and CPU): raise the open-files limit "
+            "(ulimit -n)");
 }
 
 }  // namespace

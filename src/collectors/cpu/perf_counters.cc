@@ -229,7 +229,7 @@ std::unique_ptr<PerfCounters> PerfCounters::Open(const std::vector<std::string>&
     const Environment env = Probe();
     const std::vector<long> tids = Threads();
     long budget = FdBudget();
-    bool inherit_thread = true;  // cleared when the kernel predates it (< 5.13)
+    bool inherit_thread = true;                 // cleared when the kernel predates it (< 5.13)
     std::vector<perf_event_attr> active_attrs;  // parallel to counters_
 
     // Encodes one name into a Pending event, or records why it cannot count.

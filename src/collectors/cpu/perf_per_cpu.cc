@@ -8,9 +8,12 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
 #include <fstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "collectors/cpu/perf_counters.h"
 
@@ -168,8 +171,10 @@ void PerfCounters::OpenPerCpu(const std::vector<perf_event_attr>& attrs, int par
     attr.inherit = 0;
     attr.inherit_thread = 0;
     attr.disabled = 0;
+    const std::size_t first = cpu_tracks_.size();
     std::vector<int> failed;
-    int error = 0;
+    int error = 0;  // the first one, or running out of descriptors
+    bool out_of_fds = false;
     for (int cpu : cpus) {
       PerfCpuTrack track;
       track.name = status.name;
@@ -179,9 +184,14 @@ void PerfCounters::OpenPerCpu(const std::vector<perf_event_attr>& attrs, int par
       const int fd = OpenOnCpu(&attr, cpu);
       if (fd < 0) {
         const int open_error = errno;
+        if (open_error == EMFILE || open_error == ENFILE) {
+          out_of_fds = true;
+          error = open_error;
+          break;
+        }
         if (error == 0) error = open_error;
         failed.push_back(cpu);
-        if (IsPermissionError(open_error) || open_error == EMFILE || open_error == ENFILE) break;  // so would the rest
+        if (IsPermissionError(open_error)) break;  // so would the other CPUs be
         continue;
       }
       --*budget;
@@ -189,7 +199,13 @@ void PerfCounters::OpenPerCpu(const std::vector<perf_event_attr>& attrs, int par
       cpu_counters_.push_back({fd, 0});
       ++status.cpus;
     }
-    if (error == EMFILE || error == ENFILE) *budget = 0;
+    if (out_of_fds) {  // every CPU or none, as with the budget
+      for (std::size_t i = first; i < cpu_counters_.size(); ++i) close(cpu_counters_[i].fd);
+      cpu_counters_.erase(cpu_counters_.begin() + static_cast<std::ptrdiff_t>(first), cpu_counters_.end());
+      cpu_tracks_.erase(cpu_tracks_.begin() + static_cast<std::ptrdiff_t>(first), cpu_tracks_.end());
+      status.cpus = 0;
+      *budget = 0;
+    }
     if (error == 0) continue;
     if (status.cpus == 0) {
       status.per_cpu_reason = "not counted per CPU: " + Refusal(error);
@@ -197,13 +213,13 @@ void PerfCounters::OpenPerCpu(const std::vector<perf_event_attr>& attrs, int par
     } else {
       // Which CPUs were missed: those that failed, and those not tried after a refusal.
       for (int cpu : cpus) {
-        const bool counted = std::any_of(cpu_tracks_.end() - status.cpus, cpu_tracks_.end(),
+        const bool counted = std::any_of(cpu_tracks_.begin() + static_cast<std::ptrdiff_t>(first), cpu_tracks_.end(),
                                          [cpu](const PerfCpuTrack& t) { return t.cpu == cpu; });
         if (!counted && std::find(failed.begin(), failed.end(), cpu) == failed.end()) failed.push_back(cpu);
       }
       std::sort(failed.begin(), failed.end());
-      status.per_cpu_reason =
-          std::string("not counted on CPU") + (failed.size() > 1 ? "s " : " ") + CpuNumbers(failed) + ": " + Refusal(error);
+      status.per_cpu_reason = std::string("not counted on CPU") + (failed.size() > 1 ? "s " : " ") +
+                              CpuNumbers(failed) + ": " + Refusal(error);
     }
   }
   if (cpu_tracks_.empty()) per_cpu_reason_ = first_failure;
