@@ -43,6 +43,8 @@ def _print_info(infos: list[TraceInfo], top: int) -> None:
                 missing[e["reason"]].append(e["name"])
         for reason, names in missing.items():
             print(f"  perf events not counted: {', '.join(names)} ({reason})")
+        if h["perf_per_cpu_reason"]:
+            print(f"  perf events not counted per CPU: {h['perf_per_cpu_reason']}")
     totals: dict[str, NameStats] = defaultdict(NameStats)
     for info in infos:
         for name, s in info.names.items():

@@ -76,6 +76,7 @@ class TraceInfo:
             "forked_child": h["forked_child"],
             "parent_trace": h["parent_trace"],
             "perf_events": h["perf_events"],
+            "perf_per_cpu_reason": h["perf_per_cpu_reason"],
             "collectors": h["collectors"],
             "config": h["config"],
             "names": {

@@ -29,7 +29,8 @@ void AddCollector(trace::FileHeader* header, const char* name, bool active, cons
 }
 
 // The perf collector's status, and one warning naming what is missing.
-void AddPerf(trace::FileHeader* header, const ResolvedConfig& config, const std::vector<PerfEventStatus>& events) {
+void AddPerf(trace::FileHeader* header, const ResolvedConfig& config, const std::vector<PerfEventStatus>& events,
+             const std::string& per_cpu_reason) {
   if (!config.enable_perf) {
     AddCollector(header, "perf", false, "disabled by EnablePerf");
     return;
@@ -43,6 +44,8 @@ void AddPerf(trace::FileHeader* header, const ResolvedConfig& config, const std:
     event->set_unit(e.unit);
     event->set_active(e.active);
     event->set_reason(e.reason);
+    event->set_cpus(static_cast<std::uint32_t>(e.cpus));
+    event->set_per_cpu_reason(e.per_cpu_reason);
     if (e.active) {
       active += (active.empty() ? "" : ", ") + e.name;
       continue;
@@ -56,6 +59,7 @@ void AddPerf(trace::FileHeader* header, const ResolvedConfig& config, const std:
   for (const auto& [reason, names] : missing_by_reason)
     missing += (missing.empty() ? "" : "; ") + names + ": " + reason;
   AddCollector(header, "perf", !active.empty(), active.empty() ? "no perf event could be opened: " + missing : "");
+  header->set_perf_per_cpu_reason(per_cpu_reason);
   if (!missing.empty()) {
     WarnOnce("perf-missing",
              "perf events not counted: " + missing + (active.empty() ? "; no perf counters" : "; counting " + active));
@@ -91,7 +95,7 @@ trace::FileHeader MakeFileHeader(const HeaderInputs& in) {
   AddCollector(&header, "annotations", true, "");
   AddCollector(&header, "cpu", config.cpu_duration_s > 0,
                config.cpu_duration_s > 0 ? "" : "disabled by CpuProfilingDurationS=0");
-  AddPerf(&header, config, *in.perf_events);
+  AddPerf(&header, config, *in.perf_events, in.perf_per_cpu_reason);
   AddCollector(&header, "fork_follow", config.enable_fork_follow,
                config.enable_fork_follow ? "" : "disabled by EnableForkFollow");
   // GPU collection comes with the CUPTI collector; until then the trace says

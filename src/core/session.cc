@@ -119,8 +119,11 @@ Status StartLocked(SessionState& s, const ResolvedConfig& config, const ClockPai
                                                        clock.monotonic_ns, config.enable_perf, config.perf_events},
                                      counters.get());
   }
-  const HeaderInputs header{&config,     &rank, clock, session_index, sampler ? &sampler->perf_statuses() : &no_perf,
-                            parent_trace};
+  HeaderInputs header{&config, &rank, clock, session_index, &no_perf, "", parent_trace};
+  if (sampler) {
+    header.perf_events = &sampler->perf_statuses();
+    header.perf_per_cpu_reason = sampler->perf_per_cpu_reason();
+  }
   if (Status st = writer->Append(trace_format::kHeaderTag, MakeFileHeader(header)); !st.ok()) return st;
 
   Recorder& recorder = Recorder::Get();

@@ -57,9 +57,12 @@ py::dict HeaderDict(const smprof::trace::FileHeader& h) {
     event["unit"] = e.unit();
     event["active"] = e.active();
     event["reason"] = e.reason();
+    event["cpus"] = e.cpus();
+    event["per_cpu_reason"] = e.per_cpu_reason();
     perf_events.append(event);
   }
   out["perf_events"] = perf_events;
+  out["perf_per_cpu_reason"] = h.perf_per_cpu_reason();
   return out;
 }
 

@@ -38,6 +38,8 @@ class CpuSampler {
   CpuSampler& operator=(const CpuSampler&) = delete;
 
   const std::vector<PerfEventStatus>& perf_statuses() const;
+  // Why perf events are not counted per CPU too ("" when they are, or without perf).
+  std::string perf_per_cpu_reason() const;
 
   void Start();
   // Takes a last sample and joins the thread.
