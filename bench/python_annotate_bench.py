@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 
 import smppy
 import torch
+from bench_common import machine_line
 from torch.profiler import ProfilerActivity
 
 
@@ -144,19 +145,6 @@ def check_torch_records() -> int:
     return sum(1 for e in prof.events() if e.name == "x")
 
 
-def read_first(path: str, prefix: str | None = None) -> str:
-    try:
-        with open(path) as f:
-            for line in f:
-                if prefix is None:
-                    return line.strip()
-                if line.startswith(prefix):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "?"
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a smoke run of a few seconds")
@@ -171,10 +159,7 @@ def main() -> int:
         f"Python {platform.python_version()}, {'quick' if args.quick else 'full'} mode, "
         f"{reps} repetitions of ~{target_s * 1000:.0f} ms per case"
     )
-    print(
-        f"machine: {os.cpu_count()} cpus, {read_first('/proc/cpuinfo', 'model name')}, clocksource "
-        f"{read_first('/sys/devices/system/clocksource/clocksource0/current_clocksource')}"
-    )
+    print(machine_line())
     torch_events = check_torch_records()
     if torch_events != 10:
         print(f"warning: torch.profiler recorded {torch_events} of 10 record_function scopes")

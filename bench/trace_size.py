@@ -29,8 +29,6 @@ asserted.
 from __future__ import annotations
 
 import argparse
-import gzip
-import json
 import os
 import platform
 import statistics
@@ -42,66 +40,35 @@ from dataclasses import dataclass, field
 import smppy
 import torch
 import torch.nn as nn
+from bench_common import PHASES, ChromeTrace, Trainer, machine_line, measure_chrome_trace
 from smppy.trace import find_trace_files, open_trace
-from torch.profiler import ProfilerActivity, record_function
+from torch.profiler import ProfilerActivity
 
-NAMES = ("step", "data", "forward", "loss", "backward", "optimizer")
+NAMES = PHASES
 FEATURES, HIDDEN, CLASSES, BATCH = 32, 256, 8, 64
 
 
-class Trainer:
-    """The model, optimizer and a fixed pool of synthetic batches."""
+class MlpTrainer(Trainer):
+    """The MLP, its optimizer and a fixed pool of synthetic batches."""
 
     def __init__(self, batches: int = 64, seed: int = 0) -> None:
         g = torch.Generator().manual_seed(seed)
         teacher = torch.randn(FEATURES, CLASSES, generator=g)
         xs = torch.randn(batches, BATCH, FEATURES, generator=g)
-        self.batches = [(x, (x @ teacher).argmax(dim=1)) for x in xs]
         torch.manual_seed(seed)
-        self.model = nn.Sequential(
+        model = nn.Sequential(
             nn.Linear(FEATURES, HIDDEN),
             nn.ReLU(),
             nn.Linear(HIDDEN, HIDDEN),
             nn.ReLU(),
             nn.Linear(HIDDEN, CLASSES),
         )
-        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.05, momentum=0.9)
-        self.loss_fn = nn.CrossEntropyLoss()
-
-    def run_plain(self, steps: int) -> list[int]:
-        times = []
-        for i in range(steps):
-            t0 = time.perf_counter_ns()
-            x, y = self.batches[i % len(self.batches)]
-            logits = self.model(x)
-            loss = self.loss_fn(logits, y)
-            self.optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            self.optimizer.step()
-            times.append(time.perf_counter_ns() - t0)
-        return times
-
-    def run_smppy(self, steps: int) -> list[int]:
-        times = []
-        for i in range(steps):
-            t0 = time.perf_counter_ns()
-            with smppy.annotate("step"):
-                h = smppy.annotation_begin("data")
-                x, y = self.batches[i % len(self.batches)]
-                smppy.annotation_end(h)
-                with smppy.annotate("forward"):
-                    logits = self.model(x)
-                h = smppy.annotation_begin("loss")
-                loss = self.loss_fn(logits, y)
-                smppy.annotation_end(h)
-                with smppy.annotate("backward"):
-                    self.optimizer.zero_grad(set_to_none=True)
-                    loss.backward()
-                h = smppy.annotation_begin("optimizer")
-                self.optimizer.step()
-                smppy.annotation_end(h)
-            times.append(time.perf_counter_ns() - t0)
-        return times
+        super().__init__(
+            model,
+            [(x, (x @ teacher).argmax(dim=1)) for x in xs],
+            nn.CrossEntropyLoss(),
+            torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9),
+        )
 
     def run_alternating(self, steps: int) -> tuple[list[int], list[int], list[int]]:
         """Two plain steps and one annotated step, in an order that rotates, over and
@@ -135,25 +102,6 @@ class Trainer:
             times.append(time.perf_counter_ns() - t0)
         return times
 
-    def run_torch(self, steps: int) -> list[int]:
-        times = []
-        for i in range(steps):
-            t0 = time.perf_counter_ns()
-            with record_function("step"):
-                with record_function("data"):
-                    x, y = self.batches[i % len(self.batches)]
-                with record_function("forward"):
-                    logits = self.model(x)
-                with record_function("loss"):
-                    loss = self.loss_fn(logits, y)
-                with record_function("backward"):
-                    self.optimizer.zero_grad(set_to_none=True)
-                    loss.backward()
-                with record_function("optimizer"):
-                    self.optimizer.step()
-            times.append(time.perf_counter_ns() - t0)
-        return times
-
 
 @dataclass
 class SmppyTrace:
@@ -164,14 +112,6 @@ class SmppyTrace:
     footer_written: int = 0
     dropped: int = 0
     names: set[str] = field(default_factory=set)
-
-
-@dataclass
-class TorchTrace:
-    bytes: int = 0
-    gz_bytes: int = 0
-    events: int = 0  # complete ("X") events: ops and annotations
-    annotations: int = 0  # user_annotation events
 
 
 def smppy_session(directory: str, body) -> list[int]:
@@ -211,34 +151,12 @@ def read_smppy_trace(directory: str) -> SmppyTrace:
     return out
 
 
-def torch_session(directory: str, body) -> tuple[list[int], TorchTrace]:
+def torch_session(directory: str, body) -> tuple[list[int], ChromeTrace]:
     with torch.profiler.profile(activities=[ProfilerActivity.CPU]) as prof:
         times = body()
     path = os.path.join(directory, "torch_trace.json")
     prof.export_chrome_trace(path)
-    with open(path, "rb") as f:
-        data = f.read()
-    events = json.loads(data)["traceEvents"]
-    trace = TorchTrace(
-        bytes=len(data),
-        gz_bytes=len(gzip.compress(data, compresslevel=6)),
-        events=sum(1 for e in events if e.get("ph") == "X"),
-        annotations=sum(1 for e in events if e.get("ph") == "X" and e.get("cat") == "user_annotation"),
-    )
-    return times, trace
-
-
-def read_first(path: str, prefix: str | None = None) -> str:
-    try:
-        with open(path) as f:
-            for line in f:
-                if prefix is None:
-                    return line.strip()
-                if line.startswith(prefix):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "?"
+    return times, measure_chrome_trace(path)
 
 
 def main() -> int:
@@ -256,12 +174,9 @@ def main() -> int:
         f"Python {platform.python_version()}, {steps} steps x {passes} passes, "
         f"MLP {FEATURES}-{HIDDEN}-{HIDDEN}-{CLASSES}, batch {BATCH}, 1 thread"
     )
-    print(
-        f"machine: {os.cpu_count()} cpus, {read_first('/proc/cpuinfo', 'model name')}, clocksource "
-        f"{read_first('/sys/devices/system/clocksource/clocksource0/current_clocksource')}"
-    )
+    print(machine_line())
 
-    trainer = Trainer()
+    trainer = MlpTrainer()
     trainer.run_plain(20)  # warm-up: allocator, autograd, optimizer state
     # Step times per variant, one list per pass.
     step_ns: dict[str, list[list[int]]] = {"none": [], "smppy": [], "torch": []}
@@ -271,7 +186,7 @@ def main() -> int:
         empty_bytes = sum(os.path.getsize(p) for p in find_trace_files(empty_dir))
 
         smppy_traces: list[SmppyTrace] = []
-        torch_traces: list[TorchTrace] = []
+        torch_traces: list[ChromeTrace] = []
 
         def run_none(p: int) -> None:
             step_ns["none"].append(trainer.run_plain(steps))
@@ -317,13 +232,14 @@ def main() -> int:
     print("torch.profiler Chrome trace (last pass; CPU ops + record_function):")
     print(f"  bytes (JSON)                          {t.bytes:>10,d}")
     print(f"  bytes (JSON, gzip -6)                 {t.gz_bytes:>10,d}")
-    print(f"  complete events (ops + annotations)   {t.events:>10,d}")
+    print(f"  complete events (ops + annotations)   {t.complete:>10,d}")
     print(f"    of which user_annotation            {t.annotations:>10,d}   (ours + torch's Optimizer.*)")
-    print(f"  bytes per event (JSON)                {t.bytes / max(1, t.events):>10.2f}")
-    print(f"  bytes per event (gzip)                {t.gz_bytes / max(1, t.events):>10.2f}")
+    print(f"  bytes per event (JSON)                {t.bytes / max(1, t.complete):>10.2f}")
+    print(f"  bytes per event (gzip)                {t.gz_bytes / max(1, t.complete):>10.2f}")
     print()
-    print(f"bytes per event, torch JSON / smppy:    {(t.bytes / t.events) / (s.bytes / s.events):10.1f}x")
-    print(f"bytes per event, torch gzip / smppy:    {(t.gz_bytes / t.events) / (s.bytes / s.events):10.1f}x")
+    ours = s.bytes / max(1, s.events)
+    print(f"bytes per event, torch JSON / smppy:    {(t.bytes / t.complete) / ours:10.1f}x")
+    print(f"bytes per event, torch gzip / smppy:    {(t.gz_bytes / t.complete) / ours:10.1f}x")
     print(f"trace bytes, torch JSON / smppy:        {t.bytes / s.bytes:10.1f}x   (torch also records ops)")
     print()
     # Each pass's median step time against the unprofiled loop of the same pass.

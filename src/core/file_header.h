@@ -21,7 +21,7 @@ struct HeaderInputs {
   std::uint32_t session_index = 0;
   const std::vector<PerfEventStatus>* perf_events;  // empty when EnablePerf=0
   std::string perf_per_cpu_reason;
-  std::string parent_trace;                         // set for a followed forked child
+  std::string parent_trace;  // set for a followed forked child
 };
 
 // Also prints, once per process, a warning for each collector the user
