@@ -2,6 +2,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,8 +20,9 @@ struct KeySpec {
   const char* key;
   const char* default_value;
   const char* valid;  // shown to the user in errors
-  // Parses `value` into `config`; false when invalid.
-  bool (*parse)(const std::string& value, ResolvedConfig* config);
+  // Parses `value` into `config`; false when invalid. Null for PerfEvents,
+  // whose errors carry their own suggestions.
+  std::function<bool(const std::string& value, ResolvedConfig* config)> parse;
 };
 
 std::string Lower(std::string s) {
@@ -56,6 +58,24 @@ bool ParseRecordFile(const std::string& value, ResolvedConfig* config) {
   return true;
 }
 
+// A 0/1 key stored in `field`.
+auto BoolKey(bool ResolvedConfig::*field) {
+  return [field](const std::string& v, ResolvedConfig* c) {
+    const auto b = ParseBool(v);
+    if (b) c->*field = *b;
+    return b.has_value();
+  };
+}
+
+// An integer key in [min, max] stored in `field`.
+auto IntKey(std::uint32_t ResolvedConfig::*field, long min, long max) {
+  return [field, min, max](const std::string& v, ResolvedConfig* c) {
+    const auto n = ParseInt(v, min, max);
+    if (n) c->*field = static_cast<std::uint32_t>(*n);
+    return n.has_value();
+  };
+}
+
 const std::vector<KeySpec>& Specs() {
   static const std::vector<KeySpec> specs = {
       {"EnableCuda", "auto", "auto, 1 or 0 (also true/false, yes/no, on/off)",
@@ -68,46 +88,19 @@ const std::vector<KeySpec>& Specs() {
          if (b) c->enable_cuda = *b ? Tristate::kOn : Tristate::kOff;
          return b.has_value();
        }},
-      {"EnablePerf", "1", "1 or 0 (also true/false, yes/no, on/off)",
-       [](const std::string& v, ResolvedConfig* c) {
-         const auto b = ParseBool(v);
-         if (b) c->enable_perf = *b;
-         return b.has_value();
-       }},
+      {"EnablePerf", "1", "1 or 0 (also true/false, yes/no, on/off)", BoolKey(&ResolvedConfig::enable_perf)},
       {"PerfEvents", "default",
        "'default', or a comma-separated list of perf event names (cycles, instructions, cache-misses, "
-       "task-clock, ..., or a vendor event such as clk_unhalted_ref.tsc)",
+       "task-clock, ..., or a vendor event such as cpu_clk_unhalted.ref_tsc)",
        nullptr},
       {"CpuSampleIntervalMs", "100", "an integer from 10 to 60000 (milliseconds)",
-       [](const std::string& v, ResolvedConfig* c) {
-         const auto n = ParseInt(v, 10, 60000);
-         if (n) c->cpu_sample_interval_ms = static_cast<std::uint32_t>(*n);
-         return n.has_value();
-       }},
+       IntKey(&ResolvedConfig::cpu_sample_interval_ms, 10, 60000)},
       {"CpuProfilingDurationS", "3600", "an integer from 0 (no CPU sampling) to 31536000 (seconds)",
-       [](const std::string& v, ResolvedConfig* c) {
-         const auto n = ParseInt(v, 0, 31536000);
-         if (n) c->cpu_duration_s = static_cast<std::uint32_t>(*n);
-         return n.has_value();
-       }},
+       IntKey(&ResolvedConfig::cpu_duration_s, 0, 31536000)},
       {"EnableForkFollow", "0", "1 or 0 (also true/false, yes/no, on/off)",
-       [](const std::string& v, ResolvedConfig* c) {
-         const auto b = ParseBool(v);
-         if (b) c->enable_fork_follow = *b;
-         return b.has_value();
-       }},
-      {"BucketCount", "16", "an integer from 1 to 4096",
-       [](const std::string& v, ResolvedConfig* c) {
-         const auto n = ParseInt(v, 1, 4096);
-         if (n) c->bucket_count = static_cast<std::uint32_t>(*n);
-         return n.has_value();
-       }},
-      {"BucketSizeMB", "4", "an integer from 1 to 4096 (MiB)",
-       [](const std::string& v, ResolvedConfig* c) {
-         const auto n = ParseInt(v, 1, 4096);
-         if (n) c->bucket_size_mb = static_cast<std::uint32_t>(*n);
-         return n.has_value();
-       }},
+       BoolKey(&ResolvedConfig::enable_fork_follow)},
+      {"BucketCount", "16", "an integer from 1 to 4096", IntKey(&ResolvedConfig::bucket_count, 1, 4096)},
+      {"BucketSizeMB", "4", "an integer from 1 to 4096 (MiB)", IntKey(&ResolvedConfig::bucket_size_mb, 1, 4096)},
       {"Compression", "zstd", "zstd, none, or a zstd level from 0 (store) to 19",
        [](const std::string& v, ResolvedConfig* c) {
          const std::string lower = Lower(v);
@@ -128,11 +121,7 @@ const std::vector<KeySpec>& Specs() {
        "%s session index, %% a percent sign",
        ParseRecordFile},
       {"FlushIntervalMs", "1000", "an integer from 10 to 60000 (milliseconds)",
-       [](const std::string& v, ResolvedConfig* c) {
-         const auto n = ParseInt(v, 10, 60000);
-         if (n) c->flush_interval_ms = static_cast<std::uint32_t>(*n);
-         return n.has_value();
-       }},
+       IntKey(&ResolvedConfig::flush_interval_ms, 10, 60000)},
   };
   return specs;
 }
