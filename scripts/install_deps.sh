@@ -19,11 +19,18 @@ if ((${#missing[@]})); then
 fi
 
 python3 -m pip --version >/dev/null
-python_packages=(scikit-build-core pybind11 cmake pytest ruff "torch==2.13.0")
-if ! python3 -c "import torch, pybind11, scikit_build_core, pytest; assert torch.__version__.startswith('2.13.0')" 2>/dev/null \
-   || ! command -v ruff >/dev/null || ! command -v cmake >/dev/null; then
-  echo "== installing Python packages: ${python_packages[*]}"
-  python3 -m pip install -q "${python_packages[@]}"
+# "pip name=import name"; torch is pinned to the CPU build on disk.
+python_packages=(scikit-build-core=scikit_build_core pybind11=pybind11 cmake=cmake pytest=pytest ruff=ruff
+                 "torch==2.13.0=torch" protobuf=google.protobuf)
+to_install=()
+for entry in "${python_packages[@]}"; do
+  python3 -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('${entry##*=}') is None)" 2>/dev/null \
+    || to_install+=("${entry%=*}")
+done
+python3 -c "import torch; assert torch.__version__.startswith('2.13.0')" 2>/dev/null || to_install+=("torch==2.13.0")
+if ((${#to_install[@]})); then
+  echo "== installing Python packages: ${to_install[*]}"
+  python3 -m pip install -q "${to_install[@]}"
 fi
 
 echo "== building and installing the smppy package"

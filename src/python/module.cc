@@ -5,6 +5,7 @@
 #include <pybind11/stl.h>
 
 #include "python/annotate_type.h"
+#include "python/raw_trace_writer.h"
 #include "python/trace_file.h"
 #include "smprof/smprof.h"
 
@@ -77,5 +78,6 @@ PYBIND11_MODULE(_smppy, m) {
     return out;
   });
   smppy::BindTraceFile(m);
+  smppy::BindRawTraceWriter(m);
   if (smppy::AddAnnotationApi(m.ptr()) < 0) throw py::error_already_set();
 }

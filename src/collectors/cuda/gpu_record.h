@@ -1,0 +1,108 @@
+// GPU records as the CUDA collector hands them to the drain thread: decoded
+// from CUPTI's activity records (activity_decoder), independent of CUPTI's
+// structs, with names already interned. The drain encodes them into a
+// Frame's GpuActivities, ApiCalls, ExternalCorrelations, Markers, Overheads,
+// devices and contexts (proto/smprof/trace.proto).
+//
+// All timestamps are on the session's timebase (CLOCK_MONOTONIC ns).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "smprof/annotate.h"
+
+namespace smprof::internal {
+
+// Kernels, copies, sets and synchronizations; fields that do not apply to
+// `kind` are 0. The enums are the trace's (trace::GpuKind, KernelClass,
+// Precision, CopyKind).
+struct GpuActivityRecord {
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t graph_node_id = 0;
+  NameId name = 0;
+  std::uint32_t kind = 0;
+  std::uint32_t device = 0;
+  std::uint32_t context = 0;
+  std::uint32_t stream = 0;
+  std::uint32_t correlation_id = 0;
+  std::uint32_t kernel_class = 0;
+  std::uint32_t precision = 0;
+  std::uint32_t copy_kind = 0;
+  std::uint32_t peer_device = 0;
+  std::uint32_t graph_id = 0;
+  std::uint32_t grid[3] = {0, 0, 0};
+  std::uint32_t block[3] = {0, 0, 0};
+  std::uint32_t shared_memory_bytes = 0;
+  std::uint32_t registers_per_thread = 0;
+};
+
+// A CUDA runtime (domain 1) or driver (domain 2) API call on a host thread.
+struct ApiCallRecord {
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;
+  NameId name = 0;
+  std::uint32_t tid = 0;
+  std::uint32_t correlation_id = 0;
+  std::uint32_t domain = 0;
+};
+
+struct ExternalCorrelationRecord {
+  std::uint32_t correlation_id = 0;
+  std::uint32_t external_kind = 0;
+  std::uint64_t external_id = 0;
+};
+
+// An NVTX range (start and end paired) or mark (end_ns == start_ns).
+struct MarkerRecord {
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;
+  NameId name = 0;
+  NameId domain = 0;
+  std::uint32_t tid = 0;
+};
+
+struct OverheadRecord {
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;
+  NameId name = 0;
+  std::uint32_t tid = 0;
+};
+
+struct GpuDeviceInfo {
+  std::uint32_t id = 0;
+  std::string name;
+  std::string uuid;
+  std::uint32_t sm_count = 0;
+  std::uint64_t global_memory_bytes = 0;
+  std::uint32_t compute_capability_major = 0;
+  std::uint32_t compute_capability_minor = 0;
+  std::uint64_t global_memory_bandwidth_kbps = 0;
+  std::uint32_t max_threads_per_block = 0;
+};
+
+struct GpuContextInfo {
+  std::uint32_t id = 0;
+  std::uint32_t device = 0;
+};
+
+// What one CUPTI buffer decodes to.
+struct GpuBatch {
+  std::vector<GpuActivityRecord> activities;
+  std::vector<ApiCallRecord> api_calls;
+  std::vector<ExternalCorrelationRecord> external_correlations;
+  std::vector<MarkerRecord> markers;
+  std::vector<OverheadRecord> overheads;
+  std::vector<GpuDeviceInfo> devices;
+  std::vector<GpuContextInfo> contexts;
+
+  std::size_t size() const {
+    return activities.size() + api_calls.size() + external_correlations.size() + markers.size() +
+           overheads.size() + devices.size() + contexts.size();
+  }
+};
+
+}  // namespace smprof::internal
