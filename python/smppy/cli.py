@@ -1,8 +1,10 @@
-"""The ``smprof`` command: ``smprof info PATH`` and ``smprof dump PATH --json``."""
+"""The ``smprof`` command: ``smprof info PATH``, ``smprof dump PATH --json``, and the commands of
+``COMMAND_MODULES``."""
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
 from collections import defaultdict
@@ -100,6 +102,11 @@ def cmd_dump(args: argparse.Namespace) -> int:
     return 0
 
 
+# Commands that live in modules of their own: each has
+# ``add_parser(subparsers)``, which registers the command and its handler.
+COMMAND_MODULES: tuple[str, ...] = ()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="smprof", description="Inspect smprof trace files.")
     parser.add_argument("--version", action="version", version=f"smprof {smppy.__version__}")
@@ -113,6 +120,8 @@ def build_parser() -> argparse.ArgumentParser:
     dump.add_argument("path", help="a trace file or a directory of them (searched recursively)")
     dump.add_argument("--json", action="store_true", help="JSON lines (the only format, for now)")
     dump.set_defaults(func=cmd_dump)
+    for module in COMMAND_MODULES:
+        importlib.import_module(module).add_parser(sub)
     return parser
 
 

@@ -100,8 +100,8 @@ struct GpuBatch {
   std::vector<GpuContextInfo> contexts;
 
   std::size_t size() const {
-    return activities.size() + api_calls.size() + external_correlations.size() + markers.size() +
-           overheads.size() + devices.size() + contexts.size();
+    return activities.size() + api_calls.size() + external_correlations.size() + markers.size() + overheads.size() +
+           devices.size() + contexts.size();
   }
 };
 
