@@ -50,10 +50,13 @@ struct ApiCallRecord {
   std::uint32_t domain = 0;
 };
 
+// For smprof's own external kind, `external_id` is the innermost annotation's
+// NameId and `name` is that id; 0 for other kinds.
 struct ExternalCorrelationRecord {
   std::uint32_t correlation_id = 0;
   std::uint32_t external_kind = 0;
   std::uint64_t external_id = 0;
+  NameId name = 0;
 };
 
 // An NVTX range (start and end paired) or mark (end_ns == start_ns).
