@@ -67,10 +67,13 @@ inline std::int64_t NowNs() noexcept {
 
 struct ThreadState;
 
-// Opens a scope on the calling thread; returns its state and the depth.
-ThreadState* EnterScope(std::uint16_t* depth) noexcept;
-// Closes it: records [start_ns, end_ns) under `name` if still profiling.
-void ExitScope(ThreadState* thread, NameId name, std::int64_t start_ns, std::uint16_t depth) noexcept;
+// Opens a scope named `name` on the calling thread; returns its state and
+// the depth, and sets *correlated to whether it pushed `name` as the CUDA
+// external correlation id (only while GPU collection runs).
+ThreadState* EnterScope(NameId name, std::uint16_t* depth, bool* correlated) noexcept;
+// Closes it: records [start_ns, end_ns) under `name` if still profiling, and
+// pops the correlation id if EnterScope pushed one.
+void ExitScope(ThreadState* thread, NameId name, std::int64_t start_ns, std::uint16_t depth, bool correlated) noexcept;
 
 }  // namespace internal
 
@@ -79,12 +82,12 @@ class Scope {
  public:
   explicit Scope(NameId name) noexcept : name_(name) {
     if (internal::g_recording.load(std::memory_order_relaxed)) {
-      thread_ = internal::EnterScope(&depth_);
+      thread_ = internal::EnterScope(name_, &depth_, &correlated_);
       start_ns_ = internal::NowNs();
     }
   }
   ~Scope() {
-    if (thread_ != nullptr) internal::ExitScope(thread_, name_, start_ns_, depth_);
+    if (thread_ != nullptr) internal::ExitScope(thread_, name_, start_ns_, depth_, correlated_);
   }
   Scope(const Scope&) = delete;
   Scope& operator=(const Scope&) = delete;
@@ -94,6 +97,7 @@ class Scope {
   std::int64_t start_ns_ = 0;
   NameId name_;
   std::uint16_t depth_ = 0;
+  bool correlated_ = false;
 };
 
 }  // namespace smprof

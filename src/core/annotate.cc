@@ -5,6 +5,7 @@
 #include <mutex>
 #include <string>
 
+#include "core/annotation_correlation.h"
 #include "core/name_table.h"
 #include "core/recorder.h"
 #include "core/warnings.h"
@@ -14,12 +15,30 @@ namespace smprof {
 namespace internal {
 
 std::atomic<bool> g_recording{false};
+std::atomic<CorrelationPush> g_correlation_push{nullptr};
+std::atomic<CorrelationPop> g_correlation_pop{nullptr};
 
 namespace {
 
 constexpr int kSeqBits = 40;
 constexpr std::uint64_t kSeqMask = (std::uint64_t{1} << kSeqBits) - 1;
 constexpr std::size_t kMaxOpenRangesPerThread = 4096;
+// Deeper than any stack of scopes: bounds the emptying of a thread's stack.
+constexpr int kMaxCorrelationPops = 1 << 16;
+
+// Counts AbandonCorrelatedScope calls; each thread remembers the count its
+// stack was last emptied at.
+std::atomic<std::uint32_t> g_abandoned_scopes{0};
+thread_local std::uint32_t t_abandoned_seen = 0;
+
+// Called at an outermost scope: nothing of this thread's is on its stack.
+void DropAbandonedCorrelations(CorrelationPop pop) noexcept {
+  const std::uint32_t abandoned = g_abandoned_scopes.load(std::memory_order_relaxed);
+  if (abandoned == t_abandoned_seen || pop == nullptr) return;
+  t_abandoned_seen = abandoned;
+  for (int i = 0; i < kMaxCorrelationPops && pop(); ++i) {
+  }
+}
 
 std::uint16_t ClampDepth(std::uint32_t depth) {
   return static_cast<std::uint16_t>(std::min<std::uint32_t>(depth, 0xffff));
@@ -44,20 +63,31 @@ EndResult TakeOpenRange(ThreadState* owner, std::uint64_t seq, OpenRange* range)
 
 }  // namespace
 
-ThreadState* EnterScope(std::uint16_t* depth) noexcept {
+ThreadState* EnterScope(NameId name, std::uint16_t* depth, bool* correlated) noexcept {
   ThreadState* thread = Recorder::Get().Current();
   if (thread == nullptr) return nullptr;
   *depth = ClampDepth(thread->scope_depth + thread->open_count.load(std::memory_order_relaxed));
+  const CorrelationPush push = g_correlation_push.load(std::memory_order_relaxed);
+  *correlated = push != nullptr;
+  if (push != nullptr) {
+    if (thread->scope_depth == 0) DropAbandonedCorrelations(g_correlation_pop.load(std::memory_order_relaxed));
+    push(name);
+  }
   ++thread->scope_depth;
   return thread;
 }
 
-void ExitScope(ThreadState* thread, NameId name, std::int64_t start_ns, std::uint16_t depth) noexcept {
+void ExitScope(ThreadState* thread, NameId name, std::int64_t start_ns, std::uint16_t depth, bool correlated) noexcept {
   const std::int64_t end_ns = NowNs();
+  if (correlated) {
+    if (const CorrelationPop pop = g_correlation_pop.load(std::memory_order_relaxed)) pop();
+  }
   if (thread->scope_depth > 0) --thread->scope_depth;
   if (!g_recording.load(std::memory_order_relaxed)) return;
   Record(thread, thread->tid, name, start_ns, end_ns, depth);
 }
+
+void AbandonCorrelatedScope() noexcept { g_abandoned_scopes.fetch_add(1, std::memory_order_relaxed); }
 
 }  // namespace internal
 

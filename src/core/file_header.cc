@@ -66,6 +66,27 @@ void AddPerf(trace::FileHeader* header, const ResolvedConfig& config, const std:
   }
 }
 
+// The cuda collector's status and versions, and one warning when the user
+// wanted GPU data and gets none.
+void AddCuda(trace::FileHeader* header, const ResolvedConfig& config, const CudaCollectionStatus* cuda) {
+  CudaCollectionStatus off;
+  off.reason = "disabled by EnableCuda";
+  if (cuda == nullptr) cuda = &off;
+  AddCollector(header, "cuda", cuda->active, cuda->reason);
+  header->set_cupti_version(cuda->cupti_version);
+  header->set_cuda_driver_version(cuda->driver_version);
+  header->set_gpu_timebase(cuda->timebase);
+  if (cuda->warn && !cuda->active) {
+    const auto set = config.explicit_keys.find("EnableCuda");
+    const std::string value = set == config.explicit_keys.end() ? "auto" : set->second;
+    WarnOnce("cuda", "EnableCuda=" + value + ": GPU activity is not recorded: " + cuda->reason +
+                         "; annotations and CPU data are recorded as usual");
+  }
+  if (cuda->active && !cuda->missing_kinds.empty()) {
+    WarnOnce("cuda-kinds", "CUPTI refused some activity kinds; they are not recorded: " + cuda->missing_kinds);
+  }
+}
+
 }  // namespace
 
 trace::FileHeader MakeFileHeader(const HeaderInputs& in) {
@@ -98,16 +119,7 @@ trace::FileHeader MakeFileHeader(const HeaderInputs& in) {
   AddPerf(&header, config, *in.perf_events, in.perf_per_cpu_reason);
   AddCollector(&header, "fork_follow", config.enable_fork_follow,
                config.enable_fork_follow ? "" : "disabled by EnableForkFollow");
-  // GPU collection comes with the CUPTI collector; until then the trace says
-  // so, and an explicit request gets one warning.
-  const bool cuda_requested = config.enable_cuda != Tristate::kOff;
-  const std::string cuda_reason =
-      cuda_requested ? std::string("not collected by smprof ") + SMPROF_VERSION : "disabled by EnableCuda";
-  AddCollector(&header, "cuda", false, cuda_reason);
-  if (config.enable_cuda == Tristate::kOn && config.explicit_keys.count("EnableCuda") != 0) {
-    WarnOnce("EnableCuda", "EnableCuda=" + config.explicit_keys.at("EnableCuda") + ": " + cuda_reason +
-                               "; annotations and CPU data are recorded as usual");
-  }
+  AddCuda(&header, config, in.cuda);
   return header;
 }
 

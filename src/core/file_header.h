@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "collectors/cpu/perf_counters.h"
+#include "collectors/cuda/cuda_collection.h"
 #include "core/clock_anchor.h"
 #include "core/rank_info.h"
 #include "core/resolved_config.h"
@@ -21,7 +22,8 @@ struct HeaderInputs {
   std::uint32_t session_index = 0;
   const std::vector<PerfEventStatus>* perf_events;  // empty when EnablePerf=0
   std::string perf_per_cpu_reason;
-  std::string parent_trace;  // set for a followed forked child
+  std::string parent_trace;                    // set for a followed forked child
+  const CudaCollectionStatus* cuda = nullptr;  // null: GPU collection was not attempted
 };
 
 // Also prints, once per process, a warning for each collector the user

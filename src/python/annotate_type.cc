@@ -5,6 +5,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "core/annotation_correlation.h"
 #include "core/recorder.h"
 #include "smprof/annotate.h"
 
@@ -52,6 +53,7 @@ struct AnnotateObject {
   std::int64_t start_ns;
   NameId name_id;
   std::uint16_t depth;
+  bool correlated;  // pushed as the CUDA external correlation id
 };
 
 PyObject* Decorate(PyObject* func, PyObject* name) {
@@ -96,7 +98,7 @@ PyObject* AnnotateEnter(PyObject* object, PyObject*) {
       return nullptr;
     }
     if (!Names().Lookup(self->name, &self->name_id)) return nullptr;
-    self->thread = smprof::internal::EnterScope(&self->depth);
+    self->thread = smprof::internal::EnterScope(self->name_id, &self->depth, &self->correlated);
     self->start_ns = smprof::internal::NowNs();
   }
   Py_INCREF(object);
@@ -110,10 +112,12 @@ PyObject* AnnotateExit(PyObject* object, PyObject* const*, Py_ssize_t) {
     // A scope closed on another thread than it opened on is not recorded:
     // thread buffers have one writer each.
     if (thread == smprof::internal::Recorder::Get().Current()) {
-      smprof::internal::ExitScope(thread, self->name_id, self->start_ns, self->depth);
-    } else if (PyErr_WarnEx(PyExc_RuntimeWarning,
-                            "smppy.annotate: a scope exited on another thread than it entered on is not recorded",
-                            1) < 0) {
+      smprof::internal::ExitScope(thread, self->name_id, self->start_ns, self->depth, self->correlated);
+      Py_RETURN_FALSE;
+    }
+    if (self->correlated) smprof::internal::AbandonCorrelatedScope();
+    if (PyErr_WarnEx(PyExc_RuntimeWarning,
+                     "smppy.annotate: a scope exited on another thread than it entered on is not recorded", 1) < 0) {
       return nullptr;
     }
   }

@@ -4,6 +4,7 @@
 
 #include <memory>
 
+#include "python/gpu_frame_dict.h"
 #include "trace/frame_codec.h"
 #include "trace/trace_reader.h"
 
@@ -63,6 +64,11 @@ py::dict HeaderDict(const smprof::trace::FileHeader& h) {
   }
   out["perf_events"] = perf_events;
   out["perf_per_cpu_reason"] = h.perf_per_cpu_reason();
+  out["cupti_version"] = h.cupti_version();
+  out["cuda_driver_version"] = h.cuda_driver_version();
+  out["gpu_timebase"] = h.gpu_timebase();
+  out["file_index"] = h.file_index();
+  out["previous_file"] = h.previous_file();
   return out;
 }
 
@@ -74,6 +80,10 @@ py::dict FooterDict(const smprof::trace::Footer& f) {
   out["frames_written"] = f.frames_written();
   out["open_ranges_at_stop"] = f.open_ranges_at_stop();
   out["counter_samples_written"] = f.counter_samples_written();
+  out["gpu_records_written"] = f.gpu_records_written();
+  out["gpu_records_dropped"] = f.gpu_records_dropped();
+  out["cupti_records_dropped"] = f.cupti_records_dropped();
+  out["next_file"] = f.next_file();
   return out;
 }
 
@@ -124,6 +134,7 @@ py::dict FrameDict(const smprof::trace::Frame& frame) {
   out["annotations"] = annotations;
   out["threads"] = threads;
   out["counters"] = counters;
+  AddGpuTables(frame, &out);
   return out;
 }
 

@@ -5,6 +5,41 @@
 
 namespace smprof::internal {
 
+void FrameTables::Reset(trace::Frame* frame) {
+  frame_ = frame;
+  for (smprof::NameId id : names_used_) name_slots_[id] = 0;
+  names_used_.clear();
+  text_index_.clear();
+  thread_index_.clear();
+}
+
+std::uint32_t FrameTables::Name(smprof::NameId id) {
+  if (id >= name_slots_.size()) name_slots_.resize(static_cast<std::size_t>(id) + 1, 0);
+  std::uint32_t& slot = name_slots_[id];
+  if (slot == 0) {
+    slot = static_cast<std::uint32_t>(frame_->strings_size()) + 1;
+    names_used_.push_back(id);
+    frame_->add_strings(names_(id));
+  }
+  return slot - 1;
+}
+
+std::uint32_t FrameTables::Text(std::string_view text) {
+  auto [it, added] = text_index_.try_emplace(std::string(text), frame_->strings_size());
+  if (added) frame_->add_strings(std::string(text));
+  return it->second;
+}
+
+std::uint32_t FrameTables::Thread(std::uint32_t tid) {
+  auto [it, added] = thread_index_.try_emplace(tid, frame_->threads_size());
+  if (added) {
+    trace::Thread* thread = frame_->add_threads();
+    thread->set_tid(tid);
+    thread->set_name(thread_names_(tid));
+  }
+  return it->second;
+}
+
 void FrameBuilder::Build(std::uint64_t sequence, trace::Frame* frame, std::size_t limit) {
   frame->Clear();
   frame->set_sequence(sequence);
@@ -13,8 +48,7 @@ void FrameBuilder::Build(std::uint64_t sequence, trace::Frame* frame, std::size_
   const auto last = first + static_cast<std::ptrdiff_t>(std::min(limit, size()));
   const auto by_start = [](const AnnotationRecord& a, const AnnotationRecord& b) { return a.start_ns < b.start_ns; };
   if (!std::is_sorted(first, last, by_start)) std::stable_sort(first, last, by_start);
-  std::unordered_map<smprof::NameId, std::uint32_t> name_index;
-  std::unordered_map<std::uint32_t, std::uint32_t> thread_index;
+  tables_.Reset(frame);
   trace::Annotations* columns = frame->mutable_annotations();
   const auto n = static_cast<int>(last - first);
   columns->mutable_start_delta_ns()->Reserve(n);
@@ -26,19 +60,11 @@ void FrameBuilder::Build(std::uint64_t sequence, trace::Frame* frame, std::size_
   columns->set_base_ns(previous);
   for (auto it = first; it != last; ++it) {
     const AnnotationRecord& r = *it;
-    auto [name_it, new_name] = name_index.try_emplace(r.name, frame->strings_size());
-    if (new_name) frame->add_strings(names_(r.name));
-    auto [thread_it, new_thread] = thread_index.try_emplace(r.tid, frame->threads_size());
-    if (new_thread) {
-      trace::Thread* thread = frame->add_threads();
-      thread->set_tid(r.tid);
-      thread->set_name(thread_names_(r.tid));
-    }
     columns->add_start_delta_ns(r.start_ns - previous);
     previous = r.start_ns;
     columns->add_dur_ns(static_cast<std::uint64_t>(std::max<std::int64_t>(r.dur_ns, 0)));
-    columns->add_name_index(name_it->second);
-    columns->add_thread_index(thread_it->second);
+    columns->add_name_index(tables_.Name(r.name));
+    columns->add_thread_index(tables_.Thread(r.tid));
     columns->add_depth(r.depth);
   }
   head_ += static_cast<std::size_t>(n);

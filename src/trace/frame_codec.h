@@ -20,13 +20,44 @@
 
 namespace smprof::internal {
 
-class FrameBuilder {
+// A frame's string and thread tables, filled as rows refer to them: each name,
+// text and thread goes into the frame once. Every table of a frame
+// (annotations, GPU activity, API calls, ...) indexes the same two lists.
+class FrameTables {
  public:
   using NameLookup = std::function<std::string(smprof::NameId)>;
   using ThreadNameLookup = std::function<std::string(std::uint32_t tid)>;
 
-  FrameBuilder(NameLookup names, ThreadNameLookup thread_names)
+  FrameTables(NameLookup names, ThreadNameLookup thread_names)
       : names_(std::move(names)), thread_names_(std::move(thread_names)) {}
+
+  // Starts on `frame`, whose string and thread lists must be empty.
+  void Reset(trace::Frame* frame);
+
+  // Indexes into frame->strings / frame->threads, adding on first use.
+  std::uint32_t Name(smprof::NameId id);
+  std::uint32_t Text(std::string_view text);
+  std::uint32_t Thread(std::uint32_t tid);
+
+ private:
+  NameLookup names_;
+  ThreadNameLookup thread_names_;
+  trace::Frame* frame_ = nullptr;
+  // By NameId (ids are small and dense): the name's index + 1, 0 if not yet
+  // in this frame. An array, not a map: every row of every table looks up
+  // its name here. `names_used_` lists the slots to clear for the next frame.
+  std::vector<std::uint32_t> name_slots_;
+  std::vector<smprof::NameId> names_used_;
+  std::unordered_map<std::string, std::uint32_t> text_index_;
+  std::unordered_map<std::uint32_t, std::uint32_t> thread_index_;
+};
+
+class FrameBuilder {
+ public:
+  using NameLookup = FrameTables::NameLookup;
+  using ThreadNameLookup = FrameTables::ThreadNameLookup;
+
+  FrameBuilder(NameLookup names, ThreadNameLookup thread_names) : tables_(std::move(names), std::move(thread_names)) {}
 
   void Add(const AnnotationRecord* records, std::size_t count) {
     pending_.insert(pending_.end(), records, records + count);
@@ -37,9 +68,12 @@ class FrameBuilder {
   // sorted by start time.
   void Build(std::uint64_t sequence, trace::Frame* frame, std::size_t limit = SIZE_MAX);
 
+  // The tables of the frame last built, for the other tables of that frame
+  // (EncodeGpu); valid until the next Build.
+  FrameTables& tables() { return tables_; }
+
  private:
-  NameLookup names_;
-  ThreadNameLookup thread_names_;
+  FrameTables tables_;
   std::vector<AnnotationRecord> pending_;
   std::size_t head_ = 0;  // pending_[0, head_) are already in frames
 };

@@ -50,8 +50,12 @@ struct ApiCallRecord {
   std::uint32_t domain = 0;
 };
 
+// The CUpti_ExternalCorrelationKind smprof pushes its annotations under
+// (CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2; activity_decoder.h checks it).
+constexpr std::uint32_t kSmprofExternalCorrelationKindValue = 5;
+
 // For smprof's own external kind, `external_id` is the innermost annotation's
-// NameId and `name` is that id; 0 for other kinds.
+// NameId and `name` is that id; 0 for other kinds (encoded as "").
 struct ExternalCorrelationRecord {
   std::uint32_t correlation_id = 0;
   std::uint32_t external_kind = 0;

@@ -1,0 +1,257 @@
+"""The trace side of scripts/gpu_check.sh.
+
+    gpu_check_trace.py train TRACE_PATTERN           a short PyTorch CUDA training loop under smppy
+    gpu_check_trace.py check TRUTH_JSON [--torch TRACE]
+
+``check`` compares examples/cuda's trace with the ground truth the program printed (exact kernel
+counts and names, launch links, annotation attribution, copies and memsets, kernel durations
+against cudaEvent timings) and, with --torch, checks the training loop's trace; it prints one
+PASS/FAIL row per check and exits 1 if any failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any
+
+# A kernel's duration in the trace and between its two cudaEvents differ by the
+# events' own recording; per launch they must agree within this, and in total
+# within TOTAL_TOLERANCE.
+LAUNCH_TOLERANCE_NS = 10_000
+LAUNCH_TOLERANCE_FRACTION = 0.10
+TOTAL_TOLERANCE_FRACTION = 0.05
+SMPROF_EXTERNAL_KIND = 5  # CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2 (docs/GPU.md)
+TRAIN_STEPS = 20
+
+ROWS: list[tuple[str, bool, str]] = []
+
+
+def row(check: str, ok: bool, detail: str = "") -> None:
+    ROWS.append((check, ok, detail))
+
+
+class Trace:
+    """One trace file's events, grouped the way the checks need them."""
+
+    def __init__(self, path: str) -> None:
+        from smppy.trace import events, open_trace
+
+        trace = open_trace(path)
+        self.header = trace.header
+        self.by_type: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for event in events(trace):
+            self.by_type[event["type"]].append(event)
+        self.footer = trace.footer or {}  # read once the frames are
+        self.api = {e["correlation_id"]: e for e in self.by_type["api"]}
+        # correlation id -> the innermost annotation it was launched under
+        self.annotation_of = {
+            e["correlation_id"]: e.get("name", "")
+            for e in self.by_type["external_correlation"]
+            if e["external_kind"] == SMPROF_EXTERNAL_KIND
+        }
+
+    def kernels(self, prefix: str = "") -> list[dict[str, Any]]:
+        return sorted(
+            (e for e in self.by_type["kernel"] if e["name"].startswith(prefix)), key=lambda e: e["ts_ns"]
+        )
+
+    def under(self, annotation: str, kind: str) -> list[dict[str, Any]]:
+        return [e for e in self.by_type[kind] if self.annotation_of.get(e["correlation_id"]) == annotation]
+
+
+def check_collection(trace: Trace, what: str) -> None:
+    cuda = next(c for c in trace.header["collectors"] if c["name"] == "cuda")
+    row(f"{what}: cuda collector active", cuda["active"], cuda["reason"])
+    h = trace.header
+    row(
+        f"{what}: versions and timebase in the header",
+        h["cupti_version"] > 0 and h["cuda_driver_version"] > 0 and "CLOCK_MONOTONIC" in h["gpu_timebase"],
+        f"cupti {h['cupti_version']}, driver {h['cuda_driver_version']}, {h['gpu_timebase']}",
+    )
+    devices = trace.by_type["device"]
+    row(
+        f"{what}: device metadata",
+        bool(devices) and all(d["name"] for d in devices),
+        str([d["name"] for d in devices]),
+    )
+    lost = (trace.footer.get("gpu_records_dropped", -1), trace.footer.get("cupti_records_dropped", -1))
+    row(f"{what}: no GPU record lost", lost == (0, 0), f"smprof {lost[0]}, CUPTI {lost[1]}")
+    start = h["start"]["monotonic_ns"]
+    stop = trace.footer["stop"]["monotonic_ns"] if trace.footer else None
+    outside = [
+        e for e in trace.by_type["kernel"] if e["ts_ns"] < start or (stop and e["ts_ns"] + e["dur_ns"] > stop)
+    ]
+    row(f"{what}: kernels inside the session's time span", not outside, f"{len(outside)} outside")
+
+
+def check_links(trace: Trace, what: str) -> None:
+    activities = trace.by_type["kernel"] + trace.by_type["memcpy"] + trace.by_type["memset"]
+    unlinked = [e for e in activities if e["correlation_id"] not in trace.api and not e.get("graph_id")]
+    row(
+        f"{what}: every kernel/copy/set has its launch API record",
+        not unlinked,
+        f"{len(activities) - len(unlinked)}/{len(activities)} linked",
+    )
+    late = [
+        e
+        for e in activities
+        if e["correlation_id"] in trace.api and trace.api[e["correlation_id"]]["ts_ns"] > e["ts_ns"]
+    ]
+    row(f"{what}: every launch starts before its activity", not late, f"{len(late)} launched after they ran")
+
+
+def check_app(truth: dict[str, Any]) -> None:
+    trace = Trace(truth["trace"])
+    check_collection(trace, "cuda_app")
+    check_links(trace, "cuda_app")
+    for name, expected in truth["kernels"].items():
+        kernels = trace.kernels(name)
+        names = Counter(k["name"] for k in kernels)
+        row(
+            f"cuda_app: {name} launches",
+            len(kernels) == expected["count"],
+            f"{len(kernels)} of {expected['count']}; names {dict(names)}",
+        )
+        row(f"cuda_app: {name} demangled", all(n.startswith(name + "(") for n in names), str(list(names)))
+        wrong = [k for k in kernels if trace.annotation_of.get(k["correlation_id"]) != expected["annotation"]]
+        row(
+            f"cuda_app: {name} attributed to '{expected['annotation']}'",
+            not wrong and kernels,
+            f"{len(kernels) - len(wrong)}/{len(kernels)}",
+        )
+        events_ns = expected["event_ns"]
+        if len(kernels) == len(events_ns):
+            worst = max(
+                (
+                    abs(k["dur_ns"] - e) - max(LAUNCH_TOLERANCE_NS, LAUNCH_TOLERANCE_FRACTION * e),
+                    k["dur_ns"],
+                    e,
+                )
+                for k, e in zip(kernels, events_ns)
+            )
+            row(
+                f"cuda_app: {name} durations per launch vs cudaEvent (10 us or 10%)",
+                worst[0] <= 0,
+                f"worst: trace {worst[1]} ns, events {worst[2]} ns",
+            )
+            total_trace, total_events = sum(k["dur_ns"] for k in kernels), sum(events_ns)
+            row(
+                f"cuda_app: {name} total duration vs cudaEvent (5%)",
+                abs(total_trace - total_events) <= TOTAL_TOLERANCE_FRACTION * total_events,
+                f"trace {total_trace / 1e6:.3f} ms, events {total_events / 1e6:.3f} ms",
+            )
+    copies = Counter(e["copy_kind"] for e in trace.under("copies", "memcpy"))
+    row("cuda_app: copies under 'copies'", copies == Counter(truth["memcpy"]), str(dict(copies)))
+    row(
+        "cuda_app: memset under 'copies'",
+        len(trace.under("copies", "memset")) == 1,
+        f"{len(trace.under('copies', 'memset'))} of 1",
+    )
+    row(
+        "cuda_app: memsets in total",
+        len(trace.by_type["memset"]) >= truth["memset"],
+        f"{len(trace.by_type['memset'])}, at least {truth['memset']}",
+    )
+    syncs = trace.by_type["sync"]
+    row("cuda_app: stream synchronizations recorded", len(syncs) >= 2, f"{len(syncs)}")
+    gemm = truth["gemm"]
+    if "missing" in gemm:
+        row("cuda_app: cuBLAS GEMMs", False, gemm["missing"])
+        return
+    for annotation, expected in gemm.items():
+        kernels = trace.under(annotation, "kernel")
+        precisions = Counter(k["precision"] for k in kernels)
+        row(
+            f"cuda_app: {annotation} kernels attributed",
+            len(kernels) >= expected["calls"],
+            f"{len(kernels)} for {expected['calls']} calls: {sorted({k['name'][:60] for k in kernels})}",
+        )
+        row(
+            f"cuda_app: {annotation} precision {expected['precision']}",
+            precisions.get(expected["precision"], 0) >= expected["calls"],
+            str(dict(precisions)),
+        )
+
+
+def check_torch(path: str) -> None:
+    trace = Trace(path)
+    check_collection(trace, "torch")
+    check_links(trace, "torch")
+    steps = [a for a in trace.by_type["annotation"] if a["name"] == "step"]
+    row("torch: steps recorded", len(steps) == TRAIN_STEPS, f"{len(steps)} of {TRAIN_STEPS}")
+    # Kernels launched by the stepping thread inside a step must carry the
+    # annotation; autograd's own threads launch backward kernels without it
+    # (CUPTI's stacks are per thread: docs/GPU.md).
+    main_tid = steps[0]["tid"] if steps else -1
+    in_step = []
+    other_threads = 0
+    for kernel in trace.by_type["kernel"]:
+        launch = trace.api.get(kernel["correlation_id"])
+        if launch is None:
+            continue
+        if launch["tid"] != main_tid:
+            other_threads += 1
+        elif any(s["ts_ns"] <= launch["ts_ns"] <= s["ts_ns"] + s["dur_ns"] for s in steps):
+            in_step.append(kernel)
+    wrong = [k for k in in_step if trace.annotation_of.get(k["correlation_id"]) != "step"]
+    row(
+        "torch: kernels launched in a step carry 'step'",
+        in_step and not wrong,
+        f"{len(in_step) - len(wrong)}/{len(in_step)}; {other_threads} launched by other threads",
+    )
+
+
+def train(pattern: str) -> None:
+    import smppy
+    import torch
+
+    config = smppy.Config()
+    config.profiler = {"EnableCuda": "1", "RecordFile": pattern, "FlushIntervalMs": "200"}
+    profiler = smppy.SMProfiler.instance()
+    profiler.configure(config)
+    model = torch.nn.Sequential(torch.nn.Linear(512, 1024), torch.nn.ReLU(), torch.nn.Linear(1024, 10)).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    data, target = torch.randn(256, 512, device="cuda"), torch.randint(0, 10, (256,), device="cuda")
+    torch.cuda.synchronize()
+    profiler.start_profiling()
+    for _ in range(TRAIN_STEPS):
+        with smppy.annotate("step"):
+            optimizer.zero_grad()
+            loss = torch.nn.functional.cross_entropy(model(data), target)
+            loss.backward()
+            optimizer.step()
+    torch.cuda.synchronize()
+    profiler.stop_profiling()
+    print(f"trained {TRAIN_STEPS} steps, loss {loss.item():.4f}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("train").add_argument("pattern")
+    check = sub.add_parser("check")
+    check.add_argument("truth")
+    check.add_argument("--torch")
+    args = parser.parse_args()
+    if args.command == "train":
+        train(args.pattern)
+        return 0
+    check_app(json.loads(Path(args.truth).read_text()))
+    if args.torch:
+        check_torch(args.torch)
+    width = max(len(name) for name, _, _ in ROWS)
+    for name, ok, detail in ROWS:
+        print(f"{'PASS' if ok else 'FAIL'}  {name:<{width}}  {detail}")
+    failed = sum(not ok for _, ok, _ in ROWS)
+    print(f"gpu_check: {len(ROWS) - failed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,47 @@
+// GPU collection as the session sees it: what EnableCuda asks for, what the
+// machine allows, and why not. CUPTI-free, so the session builds the same way
+// with or without the CUDA headers: cuda_collection.cc (CUPTI headers found)
+// or cuda_collection_unavailable.cc (not found) implements it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "collectors/cuda/gpu_record_buffer.h"
+#include "core/resolved_config.h"
+
+namespace smprof::internal {
+
+struct CudaCollectionStatus {
+  bool active = false;
+  // The user wanted GPU data (EnableCuda=1, or auto on a machine with a CUDA
+  // driver) and gets none: worth one warning.
+  bool warn = false;
+  std::string reason;  // why not, when inactive
+  std::uint32_t cupti_version = 0;
+  std::uint32_t driver_version = 0;
+  std::string timebase;
+  std::string missing_kinds;  // optional activity kinds CUPTI refused, and why
+};
+
+struct CudaCollectionTotals {
+  std::uint64_t cupti_dropped = 0;    // records CUPTI reports lost
+  std::uint64_t buffers_refused = 0;  // CUPTI buffer requests the full pool refused
+};
+
+// The bound of a session's GpuRecordBuffer (records), from CudaBufferMB.
+std::size_t GpuRecordLimit(const ResolvedConfig& config);
+
+// Starts collecting GPU activity into `sink` if `config` asks for it and the
+// machine allows it. Never fails hard: the status says why not.
+CudaCollectionStatus StartCudaCollection(const ResolvedConfig& config, GpuRecordBuffer* sink);
+
+// Flushes the last records into the sink and stops; zeros when not active.
+CudaCollectionTotals StopCudaCollection();
+
+// In a forked child (pthread_atfork): forget the parent's collection without
+// any CUPTI call.
+void AbandonCudaCollectionInChild();
+
+}  // namespace smprof::internal

@@ -1,0 +1,350 @@
+#include "collectors/cuda/cupti_collector.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "collectors/cuda/activity_buffer_pool.h"
+#include "collectors/cuda/activity_decoder.h"
+#include "core/annotation_correlation.h"
+#include "core/clock_anchor.h"
+
+namespace smprof::internal {
+
+namespace {
+
+struct ActivityKindName {
+  CUpti_ActivityKind kind;
+  const char* name;
+};
+
+// Without these there is nothing worth collecting: a failure to enable one
+// turns the collector off.
+constexpr ActivityKindName kRequiredKinds[] = {
+    {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "CONCURRENT_KERNEL"},
+    {CUPTI_ACTIVITY_KIND_MEMCPY, "MEMCPY"},
+    {CUPTI_ACTIVITY_KIND_MEMSET, "MEMSET"},
+    {CUPTI_ACTIVITY_KIND_RUNTIME, "RUNTIME"},
+    {CUPTI_ACTIVITY_KIND_DRIVER, "DRIVER"},
+    {CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, "EXTERNAL_CORRELATION"},
+};
+
+// Collected where CUPTI allows; a refusal is reported, collection goes on.
+constexpr ActivityKindName kOptionalKinds[] = {
+    {CUPTI_ACTIVITY_KIND_MEMCPY2, "MEMCPY2"},  // peer-to-peer copies
+    {CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "SYNCHRONIZATION"},
+    {CUPTI_ACTIVITY_KIND_OVERHEAD, "OVERHEAD"},
+    {CUPTI_ACTIVITY_KIND_MARKER, "MARKER"},  // NVTX
+    {CUPTI_ACTIVITY_KIND_DEVICE, "DEVICE"},
+    {CUPTI_ACTIVITY_KIND_CONTEXT, "CONTEXT"},
+};
+
+using PushFn = CUptiResult (*)(CUpti_ExternalCorrelationKind, std::uint64_t);
+using PopFn = CUptiResult (*)(CUpti_ExternalCorrelationKind, std::uint64_t*);
+
+struct Collector {
+  // Start/Stop only (serialized by the session).
+  const CuptiApi* api = nullptr;
+  CUpti_SubscriberHandle subscriber = nullptr;
+  std::vector<CUpti_ActivityKind> enabled;
+  bool active = false;
+  bool abandoned = false;     // this is a forked child of a process that used CUPTI
+  pid_t initialised_pid = 0;  // the process that first subscribed
+  bool timestamp_callback_tried = false;
+  bool monotonic_timestamps = false;  // the callback was accepted
+  std::uint64_t refused_at_start = 0;
+
+  // Shared with CUPTI's callbacks, under `deliver`.
+  std::mutex deliver;
+  ActivityBufferPool* pool = nullptr;  // kept across sessions (late buffers return to it)
+  bool may_exceed_cap = false;
+  GpuRecordBuffer* sink = nullptr;
+  std::unique_ptr<ActivityDecoder> decoder;
+
+  std::atomic<const CuptiApi*> callback_api{nullptr};
+  std::atomic<std::uint64_t> cupti_dropped{0};
+  std::atomic<std::uint64_t> completed{0};
+};
+
+// Created by the first Start (serialized by the session) and leaked: CUPTI
+// may call back at exit. A plain atomic rather than a function-local static,
+// so the fork child handler never waits on a static's initialisation guard.
+std::atomic<Collector*> g_collector{nullptr};
+
+Collector& State() {
+  Collector* collector = g_collector.load(std::memory_order_acquire);
+  if (collector == nullptr) {
+    collector = new Collector();
+    g_collector.store(collector, std::memory_order_release);
+  }
+  return *collector;
+}
+
+std::atomic<PushFn> g_push{nullptr};
+std::atomic<PopFn> g_pop{nullptr};
+
+void PushAnnotation(NameId name) {
+  if (const PushFn push = g_push.load(std::memory_order_relaxed)) push(kSmprofExternalCorrelationKind, name);
+}
+
+bool PopAnnotation() {
+  const PopFn pop = g_pop.load(std::memory_order_relaxed);
+  return pop != nullptr && pop(kSmprofExternalCorrelationKind, nullptr) == CUPTI_SUCCESS;
+}
+
+// The session's timebase, for CUPTI's CPU-side timestamps and its GPU clock
+// conversion alike.
+std::uint64_t CUPTIAPI MonotonicTimestamp() { return static_cast<std::uint64_t>(NowNs()); }
+
+// Subscribing claims CUPTI's single subscriber slot; no callback domain is
+// enabled, so this is never called.
+void CUPTIAPI IgnoreCallback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}
+
+std::string Explain(const CuptiApi& api, const std::string& call, CUptiResult result) {
+  const std::string error = CuptiErrorText(api, result);
+  switch (result) {
+    case CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED:
+      return "another profiler holds CUPTI's only subscriber slot (Nsight Systems, torch.profiler, "
+             "compute-sanitizer, ...): " +
+             error + " from " + call + "; stop that profiler for this run, or set EnableCuda=0";
+    case CUPTI_ERROR_INSUFFICIENT_PRIVILEGES:
+    case CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES:
+      return "not allowed to profile the GPU: " + error + " from " + call +
+             "; load the driver with NVreg_RestrictProfilingToAdminUsers=0, or run the container with "
+             "--cap-add=SYS_ADMIN";
+    case CUPTI_ERROR_UNKNOWN:
+    case CUPTI_ERROR_NOT_INITIALIZED:
+    case CUPTI_ERROR_INVALID_DEVICE:
+      return "CUDA could not be initialised (no GPU visible, or a driver that does not match): " + error + " from " +
+             call + "; check nvidia-smi and CUDA_VISIBLE_DEVICES";
+    default:
+      return call + " failed: " + error;
+  }
+}
+
+void DisableEnabled(Collector& c) {
+  for (auto it = c.enabled.rbegin(); it != c.enabled.rend(); ++it) c.api->ActivityDisable(*it);
+  c.enabled.clear();
+}
+
+// Gives the callbacks their pool, decoder and sink for this session.
+void Connect(Collector& c, const CuptiCollectorOptions& options, GpuRecordBuffer* sink, std::uint32_t version,
+             std::int64_t timestamp_offset_ns) {
+  const CuptiApi* api = c.api;
+  ActivityDecoder::Options decoder_options;
+  decoder_options.next_record = api->ActivityGetNextRecord;
+  decoder_options.api_names = [api](CUpti_CallbackDomain domain, std::uint32_t cbid) -> const char* {
+    const char* name = nullptr;
+    return api->GetCallbackName(domain, cbid, &name) == CUPTI_SUCCESS ? name : nullptr;
+  };
+  decoder_options.timestamp_offset_ns = timestamp_offset_ns;
+  auto decoder = std::make_unique<ActivityDecoder>(std::move(decoder_options));
+
+  std::lock_guard<std::mutex> lock(c.deliver);
+  const bool resize = c.pool == nullptr || c.pool->buffer_bytes() < options.buffer_bytes ||
+                      c.pool->max_buffers() != options.max_buffers;
+  if (resize && (c.pool == nullptr || c.pool->in_use() == 0)) {  // else late buffers still belong to it
+    delete c.pool;
+    c.pool = new ActivityBufferPool(options.buffer_bytes, options.max_buffers);
+  }
+  c.may_exceed_cap = version < kFirstCuptiAcceptingNullBuffers;
+  c.refused_at_start = c.pool->refused();
+  c.sink = sink;
+  c.decoder = std::move(decoder);
+  c.callback_api.store(api, std::memory_order_release);
+}
+
+void Disconnect(Collector& c) {
+  std::lock_guard<std::mutex> lock(c.deliver);
+  c.sink = nullptr;
+  c.decoder.reset();
+}
+
+std::uint64_t ReadCuptiDropped(const CuptiApi& api) {
+  std::size_t dropped = 0;
+  if (api.ActivityGetNumDroppedRecords(nullptr, 0, &dropped) != CUPTI_SUCCESS) return 0;
+  return dropped;
+}
+
+// Lets NVTX (initialised lazily, at the application's first NVTX call) load
+// libcupti as its injection library. An existing value is left alone: it is
+// the user's, or another tool's.
+void InjectNvtx(const CuptiApi& api) {
+  if (api.cupti_path.empty() || std::getenv("NVTX_INJECTION64_PATH") != nullptr) return;
+  setenv("NVTX_INJECTION64_PATH", api.cupti_path.c_str(), 0);
+}
+
+}  // namespace
+
+CuptiStartResult StartCuptiCollection(const CuptiApi* api, const CuptiCollectorOptions& options,
+                                      GpuRecordBuffer* sink) {
+  Collector& c = State();
+  CuptiStartResult r;
+  if (c.abandoned || (c.initialised_pid != 0 && c.initialised_pid != getpid())) {
+    r.reason =
+        "this process was forked from one that had initialised CUPTI; GPU activity is not collected in "
+        "forked children";
+    return r;
+  }
+  if (c.active) {
+    r.reason = "GPU collection is already active in this process";
+    return r;
+  }
+  if (CUptiResult res = api->GetVersion(&r.cupti_version); res != CUPTI_SUCCESS) {
+    r.reason = Explain(*api, "cuptiGetVersion", res);
+    return r;
+  }
+  if (api->DriverGetVersion == nullptr) {
+    r.reason = "no CUDA driver: libcuda.so.1 is not installed";
+    return r;
+  }
+  int driver_version = 0;
+  if (api->DriverGetVersion(&driver_version) == CUDA_SUCCESS) {
+    r.driver_version = static_cast<std::uint32_t>(driver_version);
+  }
+
+  CUpti_SubscriberHandle subscriber = nullptr;
+  if (CUptiResult res = api->Subscribe(&subscriber, IgnoreCallback, nullptr); res != CUPTI_SUCCESS) {
+    r.reason = Explain(*api, "cuptiSubscribe", res);
+    return r;
+  }
+  c.api = api;
+  c.subscriber = subscriber;
+  c.initialised_pid = getpid();
+  // Registering twice corrupts timestamps, and must happen before any kind
+  // is enabled: once, at the process's first collection.
+  if (!c.timestamp_callback_tried) {
+    c.timestamp_callback_tried = true;
+    c.monotonic_timestamps = api->ActivityRegisterTimestampCallback(MonotonicTimestamp) == CUPTI_SUCCESS;
+  }
+  std::int64_t offset_ns = 0;
+  if (c.monotonic_timestamps) {
+    r.timebase = "cupti timestamp callback: CLOCK_MONOTONIC";
+  } else {
+    const ClockPair clock = ReadClockPair();
+    offset_ns = clock.monotonic_ns - clock.realtime_ns;
+    r.timebase = "cupti default clock (CLOCK_REALTIME), shifted to CLOCK_MONOTONIC at session start";
+  }
+
+  auto fail = [&](const std::string& call, CUptiResult res) {
+    r.reason = Explain(*api, call, res);
+    DisableEnabled(c);
+    Disconnect(c);
+    api->Unsubscribe(c.subscriber);
+    c.subscriber = nullptr;
+    return r;
+  };
+  Connect(c, options, sink, r.cupti_version, offset_ns);
+  // CUPTI's default thread id is pthread_self(); the kernel's thread id is
+  // what annotations, perf and /proc use, so API and marker rows join them.
+  if (CUptiResult res = api->SetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM); res != CUPTI_SUCCESS) {
+    return fail("cuptiSetThreadIdType(SYSTEM)", res);
+  }
+  if (CUptiResult res = api->ActivityRegisterCallbacks(CuptiBufferRequested, CuptiBufferCompleted);
+      res != CUPTI_SUCCESS) {
+    return fail("cuptiActivityRegisterCallbacks", res);
+  }
+  for (const ActivityKindName& k : kRequiredKinds) {
+    if (CUptiResult res = api->ActivityEnable(k.kind); res != CUPTI_SUCCESS) {
+      return fail("cuptiActivityEnable(" + std::string(k.name) + ")", res);
+    }
+    c.enabled.push_back(k.kind);
+  }
+  for (const ActivityKindName& k : kOptionalKinds) {
+    if (CUptiResult res = api->ActivityEnable(k.kind); res != CUPTI_SUCCESS) {
+      r.missing_kinds += (r.missing_kinds.empty() ? "" : ", ") + std::string(k.name) + ": " + CuptiErrorText(*api, res);
+      continue;
+    }
+    c.enabled.push_back(k.kind);
+  }
+  if (options.inject_nvtx) InjectNvtx(*api);
+  ReadCuptiDropped(*api);  // reading resets CUPTI's count: earlier losses are not this session's
+  c.cupti_dropped.store(0, std::memory_order_relaxed);
+  c.completed.store(0, std::memory_order_relaxed);
+
+  g_push.store(api->ActivityPushExternalCorrelationId, std::memory_order_relaxed);
+  g_pop.store(api->ActivityPopExternalCorrelationId, std::memory_order_relaxed);
+  g_correlation_pop.store(PopAnnotation, std::memory_order_release);  // before push: what is pushed can pop
+  g_correlation_push.store(PushAnnotation, std::memory_order_release);
+  c.active = true;
+  r.active = true;
+  return r;
+}
+
+CuptiStopResult StopCuptiCollection() {
+  CuptiStopResult result;
+  Collector* collector = g_collector.load(std::memory_order_acquire);
+  if (collector == nullptr || !collector->active) return result;
+  Collector& c = *collector;
+  g_correlation_push.store(nullptr, std::memory_order_relaxed);  // open scopes still pop
+  DisableEnabled(c);
+  c.api->ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);  // completes every buffer, partial ones too
+  c.cupti_dropped.fetch_add(ReadCuptiDropped(*c.api), std::memory_order_relaxed);
+  c.api->Unsubscribe(c.subscriber);
+  c.subscriber = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(c.deliver);
+    result.buffers_refused = c.pool->refused() - c.refused_at_start;
+  }
+  Disconnect(c);
+  result.cupti_dropped = c.cupti_dropped.load(std::memory_order_relaxed);
+  result.buffers_completed = c.completed.load(std::memory_order_relaxed);
+  c.active = false;
+  return result;
+}
+
+bool CuptiCollectionActive() {
+  const Collector* c = g_collector.load(std::memory_order_acquire);
+  return c != nullptr && c->active;
+}
+
+void AbandonCuptiCollectionInChild() {
+  g_correlation_push.store(nullptr, std::memory_order_relaxed);
+  g_correlation_pop.store(nullptr, std::memory_order_relaxed);
+  g_push.store(nullptr, std::memory_order_relaxed);
+  g_pop.store(nullptr, std::memory_order_relaxed);
+  Collector* c = g_collector.load(std::memory_order_acquire);
+  if (c == nullptr) return;  // CUPTI was never started: nothing to forget
+  // Its locks may have been held by threads that do not exist here: only
+  // plain fields are touched.
+  if (c->initialised_pid != 0) c->abandoned = true;
+  c->active = false;
+  c->subscriber = nullptr;
+  c->enabled.clear();
+}
+
+void CUPTIAPI CuptiBufferRequested(std::uint8_t** buffer, std::size_t* size, std::size_t* max_records) {
+  Collector& c = State();
+  *buffer = nullptr;
+  *size = 0;
+  *max_records = 0;  // as many as fit
+  std::lock_guard<std::mutex> lock(c.deliver);
+  if (c.pool == nullptr) return;
+  if (std::uint8_t* b = c.pool->Acquire(c.may_exceed_cap)) {
+    *buffer = b;
+    *size = c.pool->buffer_bytes();
+  }
+}
+
+void CUPTIAPI CuptiBufferCompleted(CUcontext, std::uint32_t, std::uint8_t* buffer, std::size_t,
+                                   std::size_t valid_size) {
+  Collector& c = State();
+  // Outside our lock: CUPTI may take its own locks in here.
+  if (const CuptiApi* api = c.callback_api.load(std::memory_order_acquire)) {
+    c.cupti_dropped.fetch_add(ReadCuptiDropped(*api), std::memory_order_relaxed);
+  }
+  std::lock_guard<std::mutex> lock(c.deliver);
+  if (c.sink != nullptr && c.decoder != nullptr && buffer != nullptr && valid_size > 0) {
+    GpuBatch batch;
+    c.decoder->Decode(buffer, valid_size, &batch);
+    c.sink->Add(std::move(batch));
+  }
+  c.completed.fetch_add(1, std::memory_order_relaxed);
+  if (c.pool != nullptr) c.pool->Release(buffer);
+}
+
+}  // namespace smprof::internal

@@ -1,0 +1,117 @@
+#include "collectors/cuda/cupti_library.h"
+
+#include <dlfcn.h>
+
+#include <mutex>
+
+namespace smprof::internal {
+
+namespace {
+
+constexpr const char* kCuptiDirectories[] = {"/usr/local/cuda/lib64", "/usr/local/cuda/extras/CUPTI/lib64"};
+
+// A library this process already has (by soname), without loading a second
+// CUPTI beside it; otherwise the first candidate that loads.
+void* OpenCupti(const std::vector<std::string>& candidates, std::string* error) {
+  for (const char* soname : kCuptiSonames) {
+    if (void* handle = dlopen(soname, RTLD_NOW | RTLD_NOLOAD | RTLD_LOCAL)) return handle;
+  }
+  std::string tried;
+  for (const std::string& path : candidates) {
+    if (void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL)) return handle;
+    tried += (tried.empty() ? "" : ", ") + path;
+  }
+  *error = "libcupti not found (tried " + tried +
+           "); install the CUDA toolkit's CUPTI or the nvidia-cuda-cupti package, or add its directory to "
+           "LD_LIBRARY_PATH";
+  return nullptr;
+}
+
+template <typename Fn>
+bool Resolve(void* handle, const char* symbol, Fn* out, std::string* missing) {
+  *out = reinterpret_cast<Fn>(dlsym(handle, symbol));
+  if (*out == nullptr) *missing += (missing->empty() ? "" : ", ") + std::string(symbol);
+  return *out != nullptr;
+}
+
+bool ResolveAll(void* handle, CuptiApi* api, std::string* error) {
+  std::string missing;
+  Resolve(handle, "cuptiGetVersion", &api->GetVersion, &missing);
+  Resolve(handle, "cuptiGetResultString", &api->GetResultString, &missing);
+  Resolve(handle, "cuptiGetTimestamp", &api->GetTimestamp, &missing);
+  Resolve(handle, "cuptiGetCallbackName", &api->GetCallbackName, &missing);
+  Resolve(handle, "cuptiSubscribe", &api->Subscribe, &missing);
+  Resolve(handle, "cuptiUnsubscribe", &api->Unsubscribe, &missing);
+  Resolve(handle, "cuptiActivityRegisterCallbacks", &api->ActivityRegisterCallbacks, &missing);
+  Resolve(handle, "cuptiActivityRegisterTimestampCallback", &api->ActivityRegisterTimestampCallback, &missing);
+  Resolve(handle, "cuptiSetThreadIdType", &api->SetThreadIdType, &missing);
+  Resolve(handle, "cuptiActivityEnable", &api->ActivityEnable, &missing);
+  Resolve(handle, "cuptiActivityDisable", &api->ActivityDisable, &missing);
+  Resolve(handle, "cuptiActivityFlushAll", &api->ActivityFlushAll, &missing);
+  Resolve(handle, "cuptiActivityGetNumDroppedRecords", &api->ActivityGetNumDroppedRecords, &missing);
+  Resolve(handle, "cuptiActivityGetNextRecord", &api->ActivityGetNextRecord, &missing);
+  Resolve(handle, "cuptiActivityPushExternalCorrelationId", &api->ActivityPushExternalCorrelationId, &missing);
+  Resolve(handle, "cuptiActivityPopExternalCorrelationId", &api->ActivityPopExternalCorrelationId, &missing);
+  if (!missing.empty()) *error = "libcupti lacks " + missing + "; smprof needs CUPTI from CUDA 12 or later";
+  return missing.empty();
+}
+
+std::string LoadedPath(void* symbol) {
+  Dl_info info{};
+  if (dladdr(symbol, &info) != 0 && info.dli_fname != nullptr) return info.dli_fname;
+  return "";
+}
+
+}  // namespace
+
+std::vector<std::string> CuptiCandidates(const EnvLookup& env) {
+  std::vector<std::string> directories;
+  if (auto cuda_home = env("CUDA_HOME"); cuda_home && !cuda_home->empty()) directories.push_back(*cuda_home + "/lib64");
+  for (const char* directory : kCuptiDirectories) directories.emplace_back(directory);
+  std::vector<std::string> candidates;
+  for (const char* soname : kCuptiSonames) candidates.emplace_back(soname);
+  for (const char* soname : kCuptiSonames) {
+    for (const std::string& directory : directories) candidates.push_back(directory + "/" + soname);
+  }
+  return candidates;
+}
+
+const CuptiApi* LoadProductionCupti(std::string* error) {
+  static std::mutex mutex;
+  static const CuptiApi* loaded = nullptr;  // leaked with the library: see the header
+  static std::string load_error;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (loaded == nullptr && load_error.empty()) {
+    void* handle = OpenCupti(CuptiCandidates(ProcessEnv()), &load_error);
+    auto* api = new CuptiApi();
+    if (handle != nullptr && ResolveAll(handle, api, &load_error)) {
+      api->cupti_path = LoadedPath(reinterpret_cast<void*>(api->GetVersion));
+      if (void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL)) {
+        api->DriverGetVersion = reinterpret_cast<CUresult (*)(int*)>(dlsym(driver, "cuDriverGetVersion"));
+      }
+      loaded = api;
+    } else {
+      delete api;
+    }
+  }
+  if (loaded == nullptr) *error = load_error;
+  return loaded;
+}
+
+bool CudaDriverPresent() {
+  static const bool present = [] {
+    void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+    return driver != nullptr;  // kept loaded: CUPTI loads it anyway
+  }();
+  return present;
+}
+
+std::string CuptiErrorText(const CuptiApi& api, CUptiResult result) {
+  const char* text = nullptr;
+  if (api.GetResultString == nullptr || api.GetResultString(result, &text) != CUPTI_SUCCESS || text == nullptr) {
+    text = "CUPTI error";
+  }
+  return std::string(text) + " (" + std::to_string(static_cast<int>(result)) + ")";
+}
+
+}  // namespace smprof::internal

@@ -1,0 +1,263 @@
+#include "fake_cupti.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "collectors/cuda/activity_decoder.h"
+
+namespace smprof::testing {
+
+namespace {
+
+thread_local std::vector<std::pair<int, std::uint64_t>> t_correlation_stack;
+
+std::uint32_t g_version = 130001;
+int g_driver_version = 13000;
+
+CUptiResult GetVersion(std::uint32_t* version) {
+  *version = g_version;
+  return CUPTI_SUCCESS;
+}
+
+CUresult DriverVersion(int* version) {
+  *version = g_driver_version;
+  return CUDA_SUCCESS;
+}
+
+CUptiResult ResultString(CUptiResult result, const char** text) {
+  static const std::map<int, std::string> names = {
+      {CUPTI_ERROR_UNKNOWN, "CUPTI_ERROR_UNKNOWN"},
+      {CUPTI_ERROR_INSUFFICIENT_PRIVILEGES, "CUPTI_ERROR_INSUFFICIENT_PRIVILEGES"},
+      {CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED, "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED"},
+      {CUPTI_ERROR_NOT_COMPATIBLE, "CUPTI_ERROR_NOT_COMPATIBLE"}};
+  auto it = names.find(result);
+  *text = it == names.end() ? "CUPTI_ERROR_OTHER" : it->second.c_str();
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult Timestamp(std::uint64_t* ns) {
+  *ns = 1;
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult CallbackName(CUpti_CallbackDomain, std::uint32_t, const char** name) {
+  *name = "cudaLaunchKernel";
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult Push(CUpti_ExternalCorrelationKind kind, std::uint64_t id) {
+  t_correlation_stack.emplace_back(kind, id);
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult Pop(CUpti_ExternalCorrelationKind kind, std::uint64_t* last) {
+  auto& stack = t_correlation_stack;
+  auto it = std::find_if(stack.rbegin(), stack.rend(), [kind](const auto& e) { return e.first == kind; });
+  if (it == stack.rend()) return CUPTI_ERROR_QUEUE_EMPTY;
+  if (last != nullptr) *last = it->second;
+  stack.erase(std::next(it).base());
+  return CUPTI_SUCCESS;
+}
+
+}  // namespace
+
+FakeCupti& FakeCupti::Get() {
+  static auto* fake = new FakeCupti();
+  return *fake;
+}
+
+FakeCupti::FakeCupti() {
+  api_.GetVersion = GetVersion;
+  api_.GetResultString = ResultString;
+  api_.GetTimestamp = Timestamp;
+  api_.GetCallbackName = CallbackName;
+  api_.Subscribe = Subscribe;
+  api_.Unsubscribe = Unsubscribe;
+  api_.ActivityRegisterCallbacks = RegisterCallbacks;
+  api_.ActivityRegisterTimestampCallback = RegisterTimestamp;
+  api_.SetThreadIdType = SetThreadIdType;
+  api_.ActivityEnable = Enable;
+  api_.ActivityDisable = Disable;
+  api_.ActivityFlushAll = FlushAll;
+  api_.ActivityGetNumDroppedRecords = Dropped;
+  api_.ActivityGetNextRecord = internal::HeaderNextRecord;
+  api_.ActivityPushExternalCorrelationId = Push;
+  api_.ActivityPopExternalCorrelationId = Pop;
+}
+
+void FakeCupti::Reset(const FakeCuptiScript& script) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  script_ = script;
+  g_version = script.version;
+  g_driver_version = script.driver_version;
+  api_.DriverGetVersion = script.driver_installed ? DriverVersion : nullptr;
+  subscribed_ = 0;
+  subscribe_calls_ = 0;
+  forced_flushes_ = 0;
+  enabled_.clear();
+  held_.clear();
+  t_correlation_stack.clear();
+}
+
+CUptiResult FakeCupti::Subscribe(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc, void*) {
+  FakeCupti& f = Get();
+  std::lock_guard<std::mutex> lock(f.mutex_);
+  ++f.subscribe_calls_;
+  if (f.script_.subscribe != CUPTI_SUCCESS) return f.script_.subscribe;
+  if (f.subscribed_ > 0) return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+  ++f.subscribed_;
+  *subscriber = reinterpret_cast<CUpti_SubscriberHandle>(&f);
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult FakeCupti::Unsubscribe(CUpti_SubscriberHandle subscriber) {
+  FakeCupti& f = Get();
+  std::lock_guard<std::mutex> lock(f.mutex_);
+  if (subscriber != reinterpret_cast<CUpti_SubscriberHandle>(&f) || f.subscribed_ == 0) {
+    return CUPTI_ERROR_INVALID_PARAMETER;
+  }
+  --f.subscribed_;
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult FakeCupti::RegisterCallbacks(CUpti_BuffersCallbackRequestFunc requested,
+                                         CUpti_BuffersCallbackCompleteFunc completed) {
+  FakeCupti& f = Get();
+  std::lock_guard<std::mutex> lock(f.mutex_);
+  f.requested_ = requested;
+  f.completed_ = completed;
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult FakeCupti::RegisterTimestamp(CUpti_TimestampCallbackFunc callback) {
+  FakeCupti& f = Get();
+  std::lock_guard<std::mutex> lock(f.mutex_);
+  ++f.timestamp_registrations_;
+  if (f.script_.register_timestamp != CUPTI_SUCCESS) return f.script_.register_timestamp;
+  f.timestamp_ = callback;
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult FakeCupti::SetThreadIdType(CUpti_ActivityThreadIdType type) {
+  return type == CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM ? CUPTI_SUCCESS : CUPTI_ERROR_INVALID_PARAMETER;
+}
+
+CUptiResult FakeCupti::Enable(CUpti_ActivityKind kind) {
+  FakeCupti& f = Get();
+  std::lock_guard<std::mutex> lock(f.mutex_);
+  if (auto it = f.script_.enable.find(kind); it != f.script_.enable.end() && it->second != CUPTI_SUCCESS) {
+    return it->second;
+  }
+  f.enabled_.push_back(kind);
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult FakeCupti::Disable(CUpti_ActivityKind kind) {
+  FakeCupti& f = Get();
+  std::lock_guard<std::mutex> lock(f.mutex_);
+  auto it = std::find(f.enabled_.begin(), f.enabled_.end(), kind);
+  if (it == f.enabled_.end()) return CUPTI_ERROR_INVALID_KIND;
+  f.enabled_.erase(it);
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult FakeCupti::FlushAll(std::uint32_t flag) {
+  FakeCupti& f = Get();
+  std::vector<std::pair<std::uint8_t*, std::size_t>> held;
+  CUpti_BuffersCallbackCompleteFunc completed;
+  {
+    std::lock_guard<std::mutex> lock(f.mutex_);
+    if ((flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) == 0) return CUPTI_SUCCESS;  // only complete buffers
+    ++f.forced_flushes_;
+    held.swap(f.held_);
+    completed = f.completed_;
+  }
+  for (const auto& [buffer, valid] : held) completed(nullptr, 0, buffer, 0, valid);
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult FakeCupti::Dropped(CUcontext, std::uint32_t, std::size_t* dropped) {
+  FakeCupti& f = Get();
+  std::lock_guard<std::mutex> lock(f.mutex_);
+  *dropped = f.script_.dropped_per_query;
+  return CUPTI_SUCCESS;
+}
+
+std::uint8_t* FakeCupti::RequestBuffer(std::size_t* size) {
+  CUpti_BuffersCallbackRequestFunc requested;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    requested = requested_;
+  }
+  std::uint8_t* buffer = nullptr;
+  std::size_t max_records = 0;
+  *size = 0;
+  requested(&buffer, size, &max_records);
+  return buffer;
+}
+
+void FakeCupti::CompleteBuffer(std::uint8_t* buffer, std::size_t valid_size) {
+  CUpti_BuffersCallbackCompleteFunc completed;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    completed = completed_;
+  }
+  completed(nullptr, 0, buffer, 0, valid_size);
+}
+
+void FakeCupti::HoldUntilFlush(std::uint8_t* buffer, std::size_t valid_size) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  held_.emplace_back(buffer, valid_size);
+}
+
+std::size_t FakeCupti::WriteKernels(std::uint8_t* buffer, std::size_t size, int count, const char* name) {
+  std::size_t offset = 0;
+  for (int i = 0; i < count && offset + sizeof(CUpti_ActivityKernel10) <= size; ++i) {
+    CUpti_ActivityKernel10 kernel;
+    std::memset(&kernel, 0, sizeof(kernel));
+    kernel.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    kernel.start = 1000 + 10 * static_cast<std::uint64_t>(i);
+    kernel.end = kernel.start + 5;
+    kernel.correlationId = static_cast<std::uint32_t>(i + 1);
+    kernel.streamId = 7;
+    kernel.name = name;
+    std::memcpy(buffer + offset, &kernel, sizeof(kernel));
+    offset += sizeof(kernel);
+  }
+  return offset;
+}
+
+int FakeCupti::subscribed() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return subscribed_;
+}
+
+int FakeCupti::subscribe_calls() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return subscribe_calls_;
+}
+
+int FakeCupti::forced_flushes() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return forced_flushes_;
+}
+
+int FakeCupti::timestamp_registrations() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return timestamp_registrations_;
+}
+
+CUpti_TimestampCallbackFunc FakeCupti::timestamp_callback() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return timestamp_;
+}
+
+std::vector<CUpti_ActivityKind> FakeCupti::enabled() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return enabled_;
+}
+
+std::vector<std::pair<int, std::uint64_t>> FakeCupti::CorrelationStack() { return t_correlation_stack; }
+
+}  // namespace smprof::testing

@@ -1,0 +1,88 @@
+// FakeCupti: a scriptable stand-in for libcupti (and the CUDA driver's
+// version query) behind the collector's CuptiApi table, for the behaviour
+// that needs a GPU to happen for real: a driver or not, subscriber conflicts,
+// privilege errors, buffers CUPTI requests, fills and completes.
+//
+// Process-wide like CUPTI itself (its callbacks carry no user data). Buffers
+// are filled with the CUDA 13.0 headers' record structs and walked with
+// HeaderNextRecord, the decoder's header-based iterator.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <vector>
+
+#include "collectors/cuda/cupti_library.h"
+
+namespace smprof::testing {
+
+struct FakeCuptiScript {
+  std::uint32_t version = 130001;
+  bool driver_installed = true;
+  int driver_version = 13000;
+  CUptiResult subscribe = CUPTI_SUCCESS;  // e.g. 999 without a GPU, 39 with another profiler
+  CUptiResult register_timestamp = CUPTI_SUCCESS;
+  std::map<CUpti_ActivityKind, CUptiResult> enable;  // kinds not listed enable fine
+  std::size_t dropped_per_query = 0;                 // what cuptiActivityGetNumDroppedRecords reports each time
+};
+
+class FakeCupti {
+ public:
+  static FakeCupti& Get();
+
+  // Forgets everything except what CUPTI keeps for the process's lifetime
+  // (the timestamp callback), and runs `script` from now on.
+  void Reset(const FakeCuptiScript& script);
+  const internal::CuptiApi* api() const { return &api_; }
+
+  // CUPTI's side of the buffer protocol: asks the registered callback for a
+  // buffer (nullptr when refused), and hands a filled one back on the calling
+  // thread. FlushAll(FORCED) completes every buffer still held.
+  std::uint8_t* RequestBuffer(std::size_t* size);
+  void CompleteBuffer(std::uint8_t* buffer, std::size_t valid_size);
+  void HoldUntilFlush(std::uint8_t* buffer, std::size_t valid_size);
+
+  // Writes `count` concurrent-kernel records named `name` into `buffer`;
+  // returns the bytes written.
+  static std::size_t WriteKernels(std::uint8_t* buffer, std::size_t size, int count, const char* name);
+
+  // What the collector did.
+  int subscribed() const;  // subscribers now
+  int subscribe_calls() const;
+  int forced_flushes() const;
+  int timestamp_registrations() const;
+  CUpti_TimestampCallbackFunc timestamp_callback() const;
+  std::vector<CUpti_ActivityKind> enabled() const;
+  // The calling thread's external correlation stack (kind, id), bottom first.
+  static std::vector<std::pair<int, std::uint64_t>> CorrelationStack();
+
+ private:
+  FakeCupti();
+  static CUptiResult Subscribe(CUpti_SubscriberHandle*, CUpti_CallbackFunc, void*);
+  static CUptiResult Unsubscribe(CUpti_SubscriberHandle);
+  static CUptiResult RegisterCallbacks(CUpti_BuffersCallbackRequestFunc, CUpti_BuffersCallbackCompleteFunc);
+  static CUptiResult RegisterTimestamp(CUpti_TimestampCallbackFunc);
+  static CUptiResult SetThreadIdType(CUpti_ActivityThreadIdType);
+  static CUptiResult Enable(CUpti_ActivityKind);
+  static CUptiResult Disable(CUpti_ActivityKind);
+  static CUptiResult FlushAll(std::uint32_t flag);
+  static CUptiResult Dropped(CUcontext, std::uint32_t, std::size_t*);
+
+  internal::CuptiApi api_;
+  mutable std::mutex mutex_;
+  FakeCuptiScript script_;
+  int subscribed_ = 0;
+  int subscribe_calls_ = 0;
+  int forced_flushes_ = 0;
+  int timestamp_registrations_ = 0;  // never reset: once per process
+  CUpti_TimestampCallbackFunc timestamp_ = nullptr;
+  CUpti_BuffersCallbackRequestFunc requested_ = nullptr;
+  CUpti_BuffersCallbackCompleteFunc completed_ = nullptr;
+  std::vector<CUpti_ActivityKind> enabled_;
+  std::vector<std::pair<std::uint8_t*, std::size_t>> held_;
+};
+
+}  // namespace smprof::testing
