@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import atexit
 import multiprocessing.util
+import os
 import threading
 import warnings
 from collections.abc import Mapping
@@ -90,6 +91,11 @@ class SMProfiler:
         """Start a session. Starting twice only warns; so does a trace file
         that cannot be created (profiling stays off, training goes on)."""
         with self._lock:
+            upload_uri = _effective(self._config, "UploadUri")
+            if upload_uri:
+                from smppy import _background_upload
+
+                _background_upload.ensure(upload_uri)
             message = _smppy.start(self._config)
             if not self._exit_hook:
                 atexit.register(_stop_at_exit)
@@ -115,9 +121,27 @@ class SMProfiler:
         return dict(_smppy.last_session_stats())
 
 
+# Keys that libsmprof only records and this package acts on: (environment variable, default).
+_PYTHON_SIDE_KEYS = {
+    "UploadUri": ("SMP_UPLOAD_URI", ""),
+    "UploadExitTimeoutS": ("SMP_UPLOAD_EXIT_TIMEOUT_S", "120"),
+}
+
+
+def _effective(config: Mapping[str, str], key: str) -> str:
+    """A key's value as libsmprof resolves it: the config, else the environment, else the default."""
+    env_name, default = _PYTHON_SIDE_KEYS[key]
+    return config.get(key, os.environ.get(env_name, default))
+
+
 def _stop_at_exit() -> None:
     if _smppy.is_profiling():
         _smppy.stop()
+    from smppy import _background_upload
+
+    # The last file of the session is queued now: give the uploader a bounded time.
+    config = SMProfiler.instance()._config
+    _background_upload.finish(float(_effective(config, "UploadExitTimeoutS")))
 
 
 class _ForkHook:

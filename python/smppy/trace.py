@@ -6,19 +6,37 @@ the C++ reader; ``events(trace)`` (or ``annotation_events``,
 ``find_trace_files(path)`` lists the rank files under a directory;
 ``iter_events(path)`` yields every event of them as the dicts that
 ``smprof dump --json`` prints (docs/TRACE_FORMAT.md lists the fields).
+
+With file rotation (RotateIntervalS) a session writes several files, each
+complete and readable alone: ``rank0.smprof``, ``rank0.0001.smprof``, ...
+``find_trace_files`` lists them in that order, and ``session_files`` groups
+them by session in ``file_index`` order, to be read as one stream.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from smppy import _smppy
+from smppy.gpu_events import frame_gpu_events
 
 TRACE_SUFFIX = ".smprof"
+
+# A rotated file's name: the first file's name with ".NNNN" before its extension.
+_ROTATED = re.compile(r"^(?P<stem>.+)\.(?P<index>\d{4,})(?P<ext>\.[^.]*)?$")
+
+
+def _session_order(path: Path) -> tuple[str, int]:
+    """Sorts a session's rotated files right after its first file, by index."""
+    match = _ROTATED.match(path.name)
+    if match is None:
+        return str(path), 0
+    return str(path.with_name(match["stem"] + (match["ext"] or ""))), int(match["index"])
 
 
 def find_trace_files(path: str | os.PathLike[str]) -> list[Path]:
@@ -28,7 +46,18 @@ def find_trace_files(path: str | os.PathLike[str]) -> list[Path]:
         return [p]
     if not p.is_dir():
         raise FileNotFoundError(f"no such file or directory: {p}")
-    return sorted(f for f in p.rglob(f"*{TRACE_SUFFIX}") if f.is_file())
+    return sorted((f for f in p.rglob(f"*{TRACE_SUFFIX}") if f.is_file()), key=_session_order)
+
+
+def session_files(path: str | os.PathLike[str]) -> list[list[Path]]:
+    """The trace files under ``path`` grouped by session (one list per rank and session,
+    identified by job, host, pid and session index), each in ``file_index`` order."""
+    sessions: dict[tuple[Any, ...], list[tuple[int, Path]]] = {}
+    for file in find_trace_files(path):
+        h = open_trace(file).header
+        key = (h["job"], h["host"], h["pid"], h["session_index"], h["forked_child"])
+        sessions.setdefault(key, []).append((h["file_index"], file))
+    return [[f for _, f in sorted(files)] for files in sessions.values()]
 
 
 @dataclass
@@ -76,7 +105,8 @@ def counter_events(trace: RankTrace) -> Iterator[dict[str, Any]]:
 
 def events(trace: RankTrace) -> Iterator[dict[str, Any]]:
     """Every event of the file as a dict, frame by frame: a frame's
-    annotations, then its counter samples."""
+    annotations, then its counter samples, then its GPU events
+    (``smppy.gpu_events``)."""
     header = trace.header
     rank, host, pid = header["rank"], header["host"], header["pid"]
     for frame in trace.frames():
@@ -115,6 +145,7 @@ def events(trace: RankTrace) -> Iterator[dict[str, Any]]:
                 "host": host,
                 "pid": pid,
             }
+        yield from frame_gpu_events(frame, {"rank": rank, "host": host, "pid": pid})
 
 
 def iter_events(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
@@ -134,5 +165,7 @@ def iter_events(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
             "start": header["start"],
             "forked_child": header["forked_child"],
             "parent_trace": header["parent_trace"],
+            "file_index": header["file_index"],
+            "previous_file": header["previous_file"],
         }
         yield from events(trace)

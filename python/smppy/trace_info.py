@@ -7,7 +7,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from smppy.gpu_events import GPU_KINDS
 from smppy.trace import open_trace
+
+# The GPU tables of a frame, counted by what ``smprof info`` calls them.
+_GPU_TABLES = {
+    "api_calls": "api_calls",
+    "external_correlations": "external_correlations",
+    "markers": "markers",
+    "overheads": "overheads",
+}
 
 
 @dataclass
@@ -32,6 +41,11 @@ class TraceInfo:
     counter_samples: int = 0
     counters: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     names: dict[str, NameStats] = field(default_factory=lambda: defaultdict(NameStats))
+    # GPU records by kind ("kernel", "memcpy", ..., "api_calls", "markers", ...)
+    gpu: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    gpu_devices: list[dict[str, Any]] = field(default_factory=list)
+    gpu_dropped: int = 0  # lost in smprof's bounded buffers
+    cupti_dropped: int = 0  # lost inside CUPTI (footer only)
 
     @property
     def status(self) -> str:
@@ -49,6 +63,36 @@ class TraceInfo:
             return self.footer["stop"]["monotonic_ns"] - start
         return (self.last_ns - start) if self.last_ns is not None else 0
 
+    def gpu_lines(self) -> list[str]:
+        """``smprof info``'s lines about GPU collection; none for a CPU-only file."""
+        h = self.header
+        if not (self.gpu or self.gpu_devices or self.gpu_dropped or self.cupti_dropped or h["cupti_version"]):
+            return []
+        order = [
+            "kernel",
+            "memcpy",
+            "memset",
+            "sync",
+            "api_calls",
+            "markers",
+            "overheads",
+            "external_correlations",
+        ]
+        counts = ", ".join(f"{self.gpu[k]} {k.replace('_', ' ')}" for k in order if self.gpu.get(k))
+        lines = [
+            f"  gpu: {counts or 'no records'}; dropped {self.gpu_dropped} (smprof buffers)"
+            f" + {self.cupti_dropped} (CUPTI)"
+        ]
+        if h["cupti_version"]:
+            versions = f"  cupti {h['cupti_version']}  driver {h['cuda_driver_version']}"
+            lines.append(f"{versions}  timebase: {h['gpu_timebase']}")
+        for d in self.gpu_devices:
+            lines.append(
+                f"  gpu {d['id']}: {d['name']}  sm {d['compute_capability']}  {d['sm_count']} SMs"
+                f"  {d['global_memory_bytes'] / 2**30:.1f} GiB  {d['uuid']}"
+            )
+        return lines
+
     def to_json(self) -> dict[str, Any]:
         h = self.header
         return {
@@ -65,6 +109,9 @@ class TraceInfo:
             "argv": h["argv"],
             "library_version": h["library_version"],
             "session_index": h["session_index"],
+            "file_index": h["file_index"],
+            "previous_file": h["previous_file"],
+            "next_file": self.footer["next_file"] if self.footer else "",
             "start_realtime_ns": h["start"]["realtime_ns"],
             "span_ns": self.span_ns,
             "frames": self.frames,
@@ -78,6 +125,13 @@ class TraceInfo:
             "perf_events": h["perf_events"],
             "perf_per_cpu_reason": h["perf_per_cpu_reason"],
             "collectors": h["collectors"],
+            "gpu": dict(sorted(self.gpu.items())),
+            "gpu_dropped": self.gpu_dropped,
+            "cupti_dropped": self.cupti_dropped,
+            "gpu_devices": self.gpu_devices,
+            "cupti_version": h["cupti_version"],
+            "cuda_driver_version": h["cuda_driver_version"],
+            "gpu_timebase": h["gpu_timebase"],
             "config": h["config"],
             "names": {
                 name: {"count": s.count, "total_ns": s.total_ns, "max_ns": s.max_ns}
@@ -107,8 +161,24 @@ def read_info(path: Path) -> TraceInfo:
         info.counter_samples += len(counters["name"])
         for name in counters["name"]:
             info.counters[name] += 1
+        _count_gpu(info, frame)
     info.footer = trace.footer
     info.problem = trace.problem
     if info.footer is not None:
         info.dropped = info.footer["annotations_dropped"]
+        info.gpu_dropped = info.footer["gpu_records_dropped"]
+        info.cupti_dropped = info.footer["cupti_records_dropped"]
     return info
+
+
+def _count_gpu(info: TraceInfo, frame: dict[str, Any]) -> None:
+    info.gpu_dropped = max(info.gpu_dropped, frame["gpu_dropped_total"])
+    for kind in frame["gpu"]["kind"]:
+        info.gpu[GPU_KINDS.get(kind, "other")] += 1
+    for table, label in _GPU_TABLES.items():
+        if rows := len(next(iter(frame[table].values()))):
+            info.gpu[label] += rows
+    for device in frame["devices"]:
+        if all(d["id"] != device["id"] for d in info.gpu_devices):
+            major, minor = device["compute_capability"]
+            info.gpu_devices.append({**device, "compute_capability": f"{major}.{minor}"})

@@ -58,6 +58,17 @@ bool ParseRecordFile(const std::string& value, ResolvedConfig* config) {
   return true;
 }
 
+// libsmprof only records UploadUri; the Python package uploads (docs/S3.md).
+bool ParseUploadUri(const std::string& value, ResolvedConfig* config) {
+  const std::string scheme = "s3://";
+  if (!value.empty() &&
+      (value.compare(0, scheme.size(), scheme) != 0 || value.size() == scheme.size() || value[scheme.size()] == '/')) {
+    return false;
+  }
+  config->upload_uri = value;
+  return true;
+}
+
 // A 0/1 key stored in `field`.
 auto BoolKey(bool ResolvedConfig::*field) {
   return [field](const std::string& v, ResolvedConfig* c) {
@@ -101,6 +112,7 @@ const std::vector<KeySpec>& Specs() {
        BoolKey(&ResolvedConfig::enable_fork_follow)},
       {"BucketCount", "16", "an integer from 1 to 4096", IntKey(&ResolvedConfig::bucket_count, 1, 4096)},
       {"BucketSizeMB", "4", "an integer from 1 to 4096 (MiB)", IntKey(&ResolvedConfig::bucket_size_mb, 1, 4096)},
+      {"CudaBufferMB", "64", "an integer from 8 to 4096 (MiB)", IntKey(&ResolvedConfig::cuda_buffer_mb, 8, 4096)},
       {"Compression", "zstd", "zstd, none, or a zstd level from 0 (store) to 19",
        [](const std::string& v, ResolvedConfig* c) {
          const std::string lower = Lower(v);
@@ -122,6 +134,11 @@ const std::vector<KeySpec>& Specs() {
        ParseRecordFile},
       {"FlushIntervalMs", "1000", "an integer from 10 to 60000 (milliseconds)",
        IntKey(&ResolvedConfig::flush_interval_ms, 10, 60000)},
+      {"RotateIntervalS", "600", "an integer from 0 (one file per session) to 31536000 (seconds)",
+       IntKey(&ResolvedConfig::rotate_interval_s, 0, 31536000)},
+      {"UploadUri", "", "empty (no upload), or s3://bucket or s3://bucket/prefix", ParseUploadUri},
+      {"UploadExitTimeoutS", "120", "an integer from 0 to 86400 (seconds)",
+       IntKey(&ResolvedConfig::upload_exit_timeout_s, 0, 86400)},
   };
   return specs;
 }

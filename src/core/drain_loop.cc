@@ -5,11 +5,14 @@
 #include <unordered_map>
 #include <vector>
 
+#include "collectors/cuda/gpu_record_buffer.h"
 #include "core/name_table.h"
+#include "core/rank_file_sequence.h"
 #include "core/recorder.h"
 #include "core/warnings.h"
 #include "trace/file_format.h"
 #include "trace/frame_codec.h"
+#include "trace/gpu_codec.h"
 
 namespace smprof::internal {
 
@@ -27,6 +30,18 @@ std::string ThreadName(std::uint32_t tid) {
 
 }  // namespace
 
+DrainResult CountsSince(const DrainResult& now, const DrainResult& then) {
+  DrainResult d;
+  d.written = now.written - then.written;
+  d.dropped = now.dropped - then.dropped;
+  d.frames = now.frames - then.frames;
+  d.counter_samples = now.counter_samples - then.counter_samples;
+  d.counter_samples_dropped = now.counter_samples_dropped - then.counter_samples_dropped;
+  d.gpu_records = now.gpu_records - then.gpu_records;
+  d.gpu_records_dropped = now.gpu_records_dropped - then.gpu_records_dropped;
+  return d;
+}
+
 void RunDrain(const DrainJob& job) {
   Recorder& recorder = Recorder::Get();
   std::unordered_map<std::uint32_t, std::string> thread_names;
@@ -41,18 +56,29 @@ void RunDrain(const DrainJob& job) {
   trace::Frame frame;
   std::vector<CounterSample> samples;
   const TrackLookup tracks = [&job](std::uint32_t track) { return job.counters->TrackInfo(track); };
+  GpuFrameEncoder gpu;
+  std::vector<GpuBatch> gpu_batches;
+  auto take_gpu = [&] {
+    if (job.gpu == nullptr) return;
+    gpu_batches.clear();
+    result.gpu_records_dropped += job.gpu->Take(&gpu_batches);
+    for (GpuBatch& batch : gpu_batches) gpu.Add(std::move(batch));
+  };
 
   auto write_frame = [&] {
     samples.clear();
     result.counter_samples_dropped += job.counters->Take(&samples);
-    if (builder.size() == 0 && samples.empty()) return;
+    if (builder.size() == 0 && samples.empty() && gpu.size() == 0) return;
     builder.Build(result.frames, &frame, kMaxFrameEvents);
+    // GPU rows share the frame's string and thread tables with the annotations.
+    const std::uint64_t gpu_rows = gpu.Build(&builder.tables(), &frame, kMaxFrameEvents);
+    frame.set_gpu_dropped_total(result.gpu_records_dropped);
     EncodeCounters(samples, tracks, &frame);
     result.dropped += recorder.TakeDropped();
     frame.set_dropped_total(result.dropped);
     const auto ranges = static_cast<std::uint64_t>(frame.annotations().dur_ns_size());
     if (writable) {
-      if (Status st = job.writer->Append(trace_format::kFrameTag, frame); !st.ok()) {
+      if (Status st = job.files->Append(trace_format::kFrameTag, frame); !st.ok()) {
         Warn(st.message() + "; events from now on are lost, training continues");
         writable = false;
       }
@@ -60,10 +86,12 @@ void RunDrain(const DrainJob& job) {
     if (!writable) {
       result.dropped += ranges;
       result.counter_samples_dropped += samples.size();
+      result.gpu_records_dropped += gpu_rows;
       return;
     }
     result.written += ranges;
     result.counter_samples += samples.size();
+    result.gpu_records += gpu_rows;
     ++result.frames;
   };
   // Only copies: DrainOnce holds the thread registry's lock around part of it.
@@ -75,7 +103,8 @@ void RunDrain(const DrainJob& job) {
   };
   auto drain = [&] {
     recorder.DrainOnce(sink);
-    while (builder.size() >= kMaxFrameEvents) write_frame();
+    take_gpu();
+    while (builder.size() >= kMaxFrameEvents || gpu.size() >= kMaxFrameEvents) write_frame();
   };
 
   std::int64_t last_frame_ns = NowNs();
@@ -87,13 +116,23 @@ void RunDrain(const DrainJob& job) {
       write_frame();
       last_frame_ns = NowNs();
     }
+    if (job.files->RotationDue(NowNs())) {
+      // The boundary is between frames: everything drained so far goes into
+      // the current file, everything after into the next.
+      do {
+        write_frame();
+      } while (builder.size() + gpu.size() > 0);
+      job.files->Rotate(result);
+      gpu.ResendMetadata();  // each file describes its GPUs
+      last_frame_ns = NowNs();
+    }
   }
   // Twice: a thread exiting during the first pass queues its last chunk.
   drain();
   drain();
   do {
     write_frame();
-  } while (builder.size() > 0);
+  } while (builder.size() + gpu.size() > 0);
   result.dropped += recorder.TakeDropped();
 }
 

@@ -6,7 +6,6 @@
 #include <cstdint>
 
 #include "core/counter_buffer.h"
-#include "trace/trace_writer.h"
 
 namespace smprof::internal {
 
@@ -16,15 +15,26 @@ struct DrainResult {
   std::uint64_t frames = 0;
   std::uint64_t counter_samples = 0;
   std::uint64_t counter_samples_dropped = 0;
+  std::uint64_t gpu_records = 0;          // rows of the GPU tables written
+  std::uint64_t gpu_records_dropped = 0;  // refused by the GpuRecordBuffer or unwritable
 };
 
+// The counts accumulated since `then` (a rotated file's share of a session).
+// Covers every field of DrainResult.
+DrainResult CountsSince(const DrainResult& now, const DrainResult& then);
+
+class RankFileSequence;
+class GpuRecordBuffer;
+
 struct DrainJob {
-  TraceWriter* writer;
+  RankFileSequence* files;  // the session's current file, rotated on this thread
   CounterBuffer* counters;
   std::int64_t start_ns;  // ranges that start earlier belong to an earlier session
   std::uint32_t flush_interval_ms;
   const std::atomic<bool>* stop_requested;
   DrainResult* result;  // read by the caller after the thread ends
+  // Decoded CUPTI records; null when GPU collection is off.
+  GpuRecordBuffer* gpu = nullptr;
 };
 
 // Runs until *stop_requested, then drains everything and returns.

@@ -68,6 +68,17 @@ std::string ExpandRecordPath(const std::string& pattern, const RankInfo& rank, c
   return path;
 }
 
+std::string RotatedPath(const std::string& first_path, std::uint32_t file_index) {
+  if (file_index == 0) return first_path;
+  char index[16];
+  std::snprintf(index, sizeof(index), ".%04u", file_index);
+  const std::size_t name_start = first_path.rfind('/') + 1;  // npos + 1 == 0
+  const std::size_t dot = first_path.rfind('.');
+  // A dot that starts the name (".hidden") is not an extension.
+  if (dot == std::string::npos || dot <= name_start) return first_path + index;
+  return first_path.substr(0, dot) + index + first_path.substr(dot);
+}
+
 bool MakeParentDirectories(const std::string& path, std::string* error) {
   for (std::size_t slash = path.find('/', 1); slash != std::string::npos; slash = path.find('/', slash + 1)) {
     const std::string dir = path.substr(0, slash);

@@ -22,12 +22,17 @@ struct ResolvedConfig {
   bool enable_fork_follow = false;
   std::uint32_t bucket_count = 16;
   std::uint32_t bucket_size_mb = 4;
+  // CUPTI activity buffers (and, again, decoded GPU records) held at most.
+  std::uint32_t cuda_buffer_mb = 64;
   int compression_level = 3;  // zstd level; 0 stores frames uncompressed
   std::string record_file;    // pattern, see ExpandRecordFile
   std::uint32_t flush_interval_ms = 1000;
   std::uint32_t cpu_sample_interval_ms = 100;
   std::uint32_t cpu_duration_s = 3600;  // 0: no CPU sampling
   std::vector<std::string> perf_events;
+  std::uint32_t rotate_interval_s = 600;      // 0: one file per session
+  std::string upload_uri;                     // recorded only; smppy uploads (docs/S3.md)
+  std::uint32_t upload_exit_timeout_s = 120;  // recorded only; smppy waits this long at exit
 
   // Every key with its effective value, as written into the trace header.
   std::map<std::string, std::string> effective;

@@ -10,11 +10,15 @@
 #include <thread>
 
 #include "collectors/cpu/cpu_sampler.h"
+#include "collectors/cuda/cuda_collection.h"
+#include "collectors/cuda/gpu_record_buffer.h"
 #include "core/clock_anchor.h"
+#include "core/closed_file_queue.h"
 #include "core/counter_buffer.h"
 #include "core/drain_loop.h"
 #include "core/file_header.h"
 #include "core/name_table.h"
+#include "core/rank_file_sequence.h"
 #include "core/rank_info.h"
 #include "core/record_path.h"
 #include "core/recorder.h"
@@ -42,10 +46,12 @@ struct SessionState {
   bool active = false;
   std::uint32_t next_session_index = 0;
   ResolvedConfig config;
-  std::unique_ptr<TraceWriter> writer;
+  std::unique_ptr<RankFileSequence> files;
   std::unique_ptr<CounterBuffer> counters;
   std::unique_ptr<CpuSampler> sampler;
-  std::thread* drain = nullptr;  // a pointer: a forked child must never destroy it
+  std::unique_ptr<GpuRecordBuffer> gpu_records;  // null when GPU collection is off
+  CudaCollectionTotals gpu_totals;               // of the last session, set at stop
+  std::thread* drain = nullptr;                  // a pointer: a forked child must never destroy it
   std::atomic<bool> stop_requested{false};
   DrainResult drained;  // written by the drain thread, read after join
   SessionStats last_stats;
@@ -89,9 +95,11 @@ void ForkPrepare() {
   State().control.lock();
   Recorder::Get().LockForFork();
   NameTable::Get().mutex().lock();
+  ClosedFileQueue::Get().LockForFork();
 }
 
 void ForkParent() {
+  ClosedFileQueue::Get().UnlockAfterFork(false);
   NameTable::Get().mutex().unlock();
   Recorder::Get().UnlockAfterFork();
   State().control.unlock();
@@ -124,7 +132,17 @@ Status StartLocked(SessionState& s, const ResolvedConfig& config, const ClockPai
     header.perf_events = &sampler->perf_statuses();
     header.perf_per_cpu_reason = sampler->perf_per_cpu_reason();
   }
-  if (Status st = writer->Append(trace_format::kHeaderTag, MakeFileHeader(header)); !st.ok()) return st;
+  auto gpu_records = std::make_unique<GpuRecordBuffer>(GpuRecordLimit(config));
+  const CudaCollectionStatus cuda = StartCudaCollection(config, gpu_records.get());
+  if (!cuda.active) gpu_records.reset();
+  header.cuda = &cuda;
+  trace::FileHeader file_header = MakeFileHeader(header);
+  if (Status st = writer->Append(trace_format::kHeaderTag, file_header); !st.ok()) {
+    StopCudaCollection();
+    return st;
+  }
+  auto files = std::make_unique<RankFileSequence>(std::move(writer), std::move(file_header), config.compression_level,
+                                                  config.rotate_interval_s, clock.monotonic_ns);
 
   Recorder& recorder = Recorder::Get();
   recorder.pool().SetCapacity(static_cast<std::size_t>(config.bucket_count) * config.bucket_size_mb *
@@ -134,18 +152,25 @@ Status StartLocked(SessionState& s, const ResolvedConfig& config, const ClockPai
 
   static std::once_flag exit_hook;
   std::call_once(exit_hook, [] { std::atexit(StopAtExit); });
+  // atexit handlers run in reverse order: registered again once CUPTI is
+  // loaded (its own exit-time teardown registered before), the stop, and its
+  // CUPTI flush, run before CUPTI tears itself down.
+  static std::once_flag cuda_exit_hook;
+  if (cuda.active) std::call_once(cuda_exit_hook, [] { std::atexit(StopAtExit); });
 
   s.config = config;
-  s.writer = std::move(writer);
+  s.files = std::move(files);
   s.counters = std::move(counters);
   s.sampler = std::move(sampler);
+  s.gpu_records = std::move(gpu_records);
   s.next_session_index = session_index + 1;
   s.drained = DrainResult{};
   s.stop_requested.store(false, std::memory_order_relaxed);
   s.last_stats = SessionStats{};
   s.last_stats.path = path;
-  s.drain = new std::thread(RunDrain, DrainJob{s.writer.get(), s.counters.get(), clock.monotonic_ns,
-                                               config.flush_interval_ms, &s.stop_requested, &s.drained});
+  s.drain =
+      new std::thread(RunDrain, DrainJob{s.files.get(), s.counters.get(), clock.monotonic_ns, config.flush_interval_ms,
+                                         &s.stop_requested, &s.drained, s.gpu_records.get()});
   if (s.sampler) s.sampler->Start();
   s.active = true;
   g_recording.store(true, std::memory_order_release);
@@ -154,7 +179,8 @@ Status StartLocked(SessionState& s, const ResolvedConfig& config, const ClockPai
 
 Status StopLocked(SessionState& s) {
   g_recording.store(false, std::memory_order_release);
-  if (s.sampler) s.sampler->Stop();  // its last sample goes into the last frame
+  if (s.sampler) s.sampler->Stop();     // its last sample goes into the last frame
+  s.gpu_totals = StopCudaCollection();  // flushes CUPTI's last records into s.gpu_records for the last frame
   s.stop_requested.store(true, std::memory_order_release);
   Recorder::Get().WakeDrain();
   s.drain->join();
@@ -162,25 +188,21 @@ Status StopLocked(SessionState& s) {
   s.drain = nullptr;
   s.active = false;
 
-  const ClockPair clock = ReadClockPair();
-  trace::Footer footer;
-  footer.mutable_stop()->set_monotonic_ns(clock.monotonic_ns);
-  footer.mutable_stop()->set_realtime_ns(clock.realtime_ns);
-  footer.set_annotations_written(s.drained.written);
-  footer.set_annotations_dropped(s.drained.dropped);
-  footer.set_frames_written(s.drained.frames);
-  footer.set_open_ranges_at_stop(CountOpenRanges());
-  footer.set_counter_samples_written(s.drained.counter_samples);
-  Status status = s.writer->Append(trace_format::kFooterTag, footer);
-  if (Status closed = s.writer->Close(); status.ok()) status = closed;
+  const Status status = s.files->Finish(s.drained, CountOpenRanges(), s.gpu_totals.cupti_dropped);
 
   s.last_stats.annotations_written = s.drained.written;
   s.last_stats.annotations_dropped = s.drained.dropped;
   s.last_stats.frames_written = s.drained.frames;
-  s.last_stats.bytes_written = s.writer->bytes_written();
-  s.writer.reset();
+  s.last_stats.bytes_written = s.files->bytes_written();
+  s.files.reset();
   s.sampler.reset();
   s.counters.reset();
+  s.gpu_records.reset();
+  if (s.gpu_totals.cupti_dropped > 0 || s.gpu_totals.buffers_refused > 0) {
+    Warn("CUPTI lost " + std::to_string(s.gpu_totals.cupti_dropped) + " GPU records (" +
+         std::to_string(s.gpu_totals.buffers_refused) + " buffer requests refused: CudaBufferMB=" +
+         std::to_string(s.config.cuda_buffer_mb) + " was full); raise CudaBufferMB or lower FlushIntervalMs");
+  }
   if (s.drained.dropped > 0) {
     std::ostringstream message;
     message << "dropped " << s.drained.dropped << " of " << (s.drained.written + s.drained.dropped)
@@ -222,6 +244,8 @@ void StartPendingChild() {
 // the child keeps recording, and its first event starts a session of its own
 // into its own file.
 void ForkChild() {
+  AbandonCudaCollectionInChild();
+  ClosedFileQueue::Get().UnlockAfterFork(true);
   NameTable::Get().mutex().unlock();
   Recorder::Get().UnlockAfterFork();
   Recorder::Get().ResetInChild();
@@ -229,12 +253,13 @@ void ForkChild() {
   Pending().pending = false;
   if (s.active) {
     g_recording.store(false, std::memory_order_relaxed);
-    s.writer->Abandon();
-    s.writer.reset();
+    s.files->Abandon();
+    s.files.reset();
     s.drain = nullptr;
     if (s.sampler) s.sampler->Abandon();
     static_cast<void>(s.sampler.release());
     static_cast<void>(s.counters.release());
+    static_cast<void>(s.gpu_records.release());
     s.active = false;
     if (s.config.enable_fork_follow) {
       Pending() = PendingChild{true, ReadClockPair(), s.last_stats.path};

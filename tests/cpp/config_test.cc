@@ -49,15 +49,20 @@ const std::map<std::string, std::string> kDefaults = {
     {"EnableForkFollow", "0"},
     {"BucketCount", "16"},
     {"BucketSizeMB", "4"},
+    {"CudaBufferMB", "64"},
     {"Compression", "zstd"},
     {"RecordFile", "smprof-out/%j/%h/rank%r_pid%p_%t.smprof"},
     {"FlushIntervalMs", "1000"},
+    {"RotateIntervalS", "600"},
+    {"UploadUri", ""},
+    {"UploadExitTimeoutS", "120"},
 };
 
 TEST(Config, KeysAreTheDocumentedOnesInOrder) {
   const std::vector<std::string> expected = {
-      "EnableCuda",  "EnablePerf",   "PerfEvents",  "CpuSampleIntervalMs", "CpuProfilingDurationS", "EnableForkFollow",
-      "BucketCount", "BucketSizeMB", "Compression", "RecordFile",          "FlushIntervalMs"};
+      "EnableCuda",       "EnablePerf",      "PerfEvents",      "CpuSampleIntervalMs", "CpuProfilingDurationS",
+      "EnableForkFollow", "BucketCount",     "BucketSizeMB",    "CudaBufferMB",        "Compression",
+      "RecordFile",       "FlushIntervalMs", "RotateIntervalS", "UploadUri",           "UploadExitTimeoutS"};
   EXPECT_EQ(ConfigKeys(), expected);
 }
 
@@ -96,7 +101,11 @@ TEST(Config, EnvironmentOverridesEveryDefault) {
                                                 {"SMP_FLUSH_INTERVAL_MS", "250"},
                                                 {"SMP_PERF_EVENTS", "task-clock, page-faults"},
                                                 {"SMP_CPU_SAMPLE_INTERVAL_MS", "20"},
-                                                {"SMP_CPU_PROFILING_DURATION_S", "0"}});
+                                                {"SMP_CPU_PROFILING_DURATION_S", "0"},
+                                                {"SMP_ROTATE_INTERVAL_S", "30"},
+                                                {"SMP_UPLOAD_URI", "s3://bucket/env"},
+                                                {"SMP_UPLOAD_EXIT_TIMEOUT_S", "5"},
+                                                {"SMP_CUDA_BUFFER_MB", "16"}});
   EXPECT_EQ(c.enable_cuda, Tristate::kOn);
   EXPECT_FALSE(c.enable_perf);
   EXPECT_TRUE(c.enable_fork_follow);
@@ -108,6 +117,10 @@ TEST(Config, EnvironmentOverridesEveryDefault) {
   EXPECT_EQ(c.perf_events, (std::vector<std::string>{"task-clock", "page-faults"}));
   EXPECT_EQ(c.cpu_sample_interval_ms, 20u);
   EXPECT_EQ(c.cpu_duration_s, 0u);
+  EXPECT_EQ(c.rotate_interval_s, 30u);
+  EXPECT_EQ(c.upload_uri, "s3://bucket/env");
+  EXPECT_EQ(c.upload_exit_timeout_s, 5u);
+  EXPECT_EQ(c.cuda_buffer_mb, 16u);
   EXPECT_EQ(c.explicit_keys.size(), kDefaults.size());
   EXPECT_EQ(c.effective.at("BucketCount"), "8");
 }
@@ -220,6 +233,21 @@ TEST(Config, ValidateConfigChecksWithoutStarting) {
   const Status bad = ValidateConfig(One("NoSuchKey", "1"));
   EXPECT_EQ(bad.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(bad.message().find("NoSuchKey"), std::string::npos);
+}
+
+TEST(Config, RotationAndUploadKeys) {
+  EXPECT_EQ(ResolveOk(One("RotateIntervalS", "0")).rotate_interval_s, 0u);
+  EXPECT_EQ(ResolveOk(One("RotateIntervalS", "31536000")).rotate_interval_s, 31536000u);
+  ResolveError(One("RotateIntervalS", "-1"));
+  ResolveError(One("RotateIntervalS", "1.5"));
+  EXPECT_EQ(ResolveOk(One("UploadUri", "s3://bucket/prefix/x")).upload_uri, "s3://bucket/prefix/x");
+  EXPECT_EQ(ResolveOk(One("UploadUri", "")).upload_uri, "");
+  for (const char* bad : {"bucket/prefix", "s3://", "s3:///prefix", "https://bucket"}) {
+    const std::string message = ResolveError(One("UploadUri", bad));
+    EXPECT_NE(message.find("s3://bucket/prefix"), std::string::npos) << message;
+  }
+  EXPECT_EQ(EnvNameFor("RotateIntervalS"), "SMP_ROTATE_INTERVAL_S");
+  EXPECT_EQ(EnvNameFor("UploadUri"), "SMP_UPLOAD_URI");
 }
 
 }  // namespace
