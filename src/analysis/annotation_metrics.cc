@@ -1,0 +1,96 @@
+#include "analysis/annotation_metrics.h"
+
+#include <algorithm>
+
+namespace smprof::analysis {
+
+void AnnotationMetrics::BeginStream(const ProcessStream& stream) {
+  streams_.push_back(std::make_unique<StreamSteps>());
+  stream_ = streams_.back().get();
+  stream_->host = stream.host;
+  stream_->rank = stream.rank;
+  stream_->pid = stream.pid;
+}
+
+AnnotationMetrics::NameSlot* AnnotationMetrics::SlotFor(std::string_view name) {
+  const auto cached = frame_slots_.find(name.data());
+  if (cached != frame_slots_.end()) return cached->second;
+  auto& slot = names_[std::string(name)];
+  if (!slot) {
+    slot = std::make_unique<NameSlot>();
+    slot->is_step = steps_matcher_.Match(name, &slot->step_number);
+  }
+  frame_slots_.emplace(name.data(), slot.get());
+  return slot.get();
+}
+
+bool AnnotationMetrics::AddFrame(const TraceFileEntry& file, const trace::Frame& frame, WallSpan* span,
+                                 std::string* error) {
+  rows_.clear();
+  const Status status = internal::DecodeAnnotations(frame, &rows_);
+  if (!status.ok()) {
+    *error = status.message();
+    return false;
+  }
+  frame_slots_.clear();
+  for (const auto& row : rows_) {
+    NameSlot* slot = SlotFor(row.name);
+    slot->durations.Add(row.dur_ns);
+    if (slot->is_step) stream_->steps.Add(row.dur_ns);
+  }
+  stream_->annotations += rows_.size();
+  if (!rows_.empty()) {
+    std::int64_t end = INT64_MIN;
+    for (const auto& row : rows_) end = std::max(end, row.start_ns + row.dur_ns);
+    span->Extend(rows_.front().start_ns + file.wall_offset_ns, end + file.wall_offset_ns);
+  }
+  return true;
+}
+
+void AnnotationMetrics::WriteAnnotations(JsonWriter& out) const {
+  std::vector<std::pair<const std::string*, const LogHistogram*>> sorted;
+  for (const auto& [name, slot] : names_) sorted.emplace_back(&name, &slot->durations);
+  std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
+    if (a.second->total() != b.second->total()) return a.second->total() > b.second->total();
+    return *a.first < *b.first;
+  });
+  out.BeginArray();
+  for (const auto& [name, durations] : sorted) {
+    out.BeginObject().Field("name", *name).Key("stats");
+    WriteStats(*durations, out);
+    out.EndObject();
+  }
+  out.EndArray();
+}
+
+void AnnotationMetrics::WriteSteps(const std::string& pattern, JsonWriter& out) const {
+  LogHistogram all;
+  const StreamSteps* slowest = nullptr;
+  for (const auto& s : streams_) {
+    all.Merge(s->steps);
+    if (s->steps.count() > 0 && (slowest == nullptr || s->steps.mean() > slowest->steps.mean())) slowest = s.get();
+  }
+  out.BeginObject().Field("pattern", pattern).Key("stats");
+  WriteStats(all, out);
+  out.Key("per_rank").BeginArray();
+  for (const auto& s : streams_) {
+    out.BeginObject().Field("host", s->host).Field("rank", s->rank).Field("pid", s->pid).Key("stats");
+    WriteStats(s->steps, out);
+    out.EndObject();
+  }
+  out.EndArray();
+  out.Key("slowest_rank");
+  if (slowest == nullptr) {
+    out.Null();
+  } else {
+    out.BeginObject()
+        .Field("host", slowest->host)
+        .Field("rank", slowest->rank)
+        .Field("pid", slowest->pid)
+        .Field("mean_ns", slowest->steps.mean())
+        .EndObject();
+  }
+  out.EndObject();
+}
+
+}  // namespace smprof::analysis

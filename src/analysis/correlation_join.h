@@ -1,0 +1,74 @@
+// CorrelationJoin: joins rows of two tables on CUPTI correlation ids when
+// either side may arrive first (in a later frame), in bounded memory.
+// Unmatched entries wait in insertion order; the oldest are evicted once more
+// than `capacity` wait (counted: evicted()) or once they are older than
+// `window_ns` behind the newest time seen (not counted: most ids legitimately
+// never match, e.g. an API call that launched nothing).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <deque>
+#include <unordered_map>
+#include <utility>
+
+namespace smprof::analysis {
+
+template <typename Value>
+class PendingById {
+ public:
+  PendingById(std::size_t capacity, std::int64_t window_ns) : capacity_(capacity), window_ns_(window_ns) {}
+
+  void Put(std::uint32_t id, std::int64_t time_ns, Value value) {
+    newest_ns_ = std::max(newest_ns_, time_ns);
+    values_.insert_or_assign(id, Entry{time_ns, std::move(value)});
+    order_.emplace_back(id, time_ns);
+    Evict();
+  }
+
+  // Removes and returns the value for `id`, if waiting.
+  bool Take(std::uint32_t id, Value* value) {
+    const auto it = values_.find(id);
+    if (it == values_.end()) return false;
+    *value = std::move(it->second.value);
+    values_.erase(it);
+    return true;
+  }
+
+  void Clear() {
+    values_.clear();
+    order_.clear();
+    newest_ns_ = 0;
+  }
+  std::uint64_t evicted() const { return evicted_; }
+
+ private:
+  struct Entry {
+    std::int64_t time_ns;
+    Value value;
+  };
+  void Evict() {
+    while (!order_.empty()) {
+      const auto [id, time_ns] = order_.front();
+      const auto it = values_.find(id);
+      // An id taken already, or put again later (a newer entry in order_).
+      const bool stale = it == values_.end() || it->second.time_ns != time_ns;
+      const bool over_capacity = values_.size() > capacity_;
+      const bool too_old = time_ns < newest_ns_ - window_ns_;
+      if (!stale && !over_capacity && !too_old && order_.size() <= 2 * capacity_) return;
+      order_.pop_front();
+      if (stale) continue;
+      values_.erase(it);
+      if (over_capacity) ++evicted_;
+    }
+  }
+
+  std::size_t capacity_;
+  std::int64_t window_ns_;
+  std::int64_t newest_ns_ = 0;
+  std::unordered_map<std::uint32_t, Entry> values_;
+  std::deque<std::pair<std::uint32_t, std::int64_t>> order_;
+  std::uint64_t evicted_ = 0;
+};
+
+}  // namespace smprof::analysis

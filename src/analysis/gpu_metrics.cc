@@ -1,0 +1,402 @@
+#include "analysis/gpu_metrics.h"
+
+#include <algorithm>
+
+namespace smprof::analysis {
+
+namespace {
+
+constexpr std::array<const char*, 5> kActivityNames = {"", "kernel", "memcpy", "memset", "sync"};
+constexpr std::array<const char*, 6> kMemoryOpNames = {"HtoD", "DtoH", "DtoD", "PtoP", "memset", "other"};
+constexpr std::array<const char*, 10> kPrecisionNames = {"unknown", "FP64", "FP32", "TF32", "FP16",
+                                                         "BF16",    "FP8",  "INT8", "FP4",  "INT4"};
+
+std::size_t MemoryOpIndex(const internal::GpuActivityRow& row) {
+  if (row.kind == trace::GPU_KIND_MEMSET) return 4;
+  switch (row.copy_kind) {
+    case trace::COPY_KIND_HTOD:
+      return 0;
+    case trace::COPY_KIND_DTOH:
+      return 1;
+    case trace::COPY_KIND_DTOD:
+      return 2;
+    case trace::COPY_KIND_PTOP:
+      return 3;
+    default:
+      return 5;
+  }
+}
+
+double Share(std::int64_t part, std::int64_t total) {
+  return total > 0 ? static_cast<double>(part) / static_cast<double>(total) : 0.0;
+}
+
+}  // namespace
+
+GpuMetrics::GpuMetrics(const SummaryOptions& options, std::int64_t origin_ns)
+    : options_(options),
+      origin_ns_(origin_ns),
+      api_starts_(options.max_pending, options.reorder_window_ns),
+      kernels_waiting_for_api_(options.max_pending, options.reorder_window_ns),
+      annotation_of_(options.max_pending, options.reorder_window_ns),
+      work_waiting_for_annotation_(options.max_pending, options.reorder_window_ns) {}
+
+void GpuMetrics::BeginStream(const ProcessStream& stream) {
+  streams_.push_back(std::make_unique<Stream>());
+  stream_ = streams_.back().get();
+  stream_->host = stream.host;
+  stream_->rank = stream.rank;
+  stream_->pid = stream.pid;
+  api_starts_.Clear();
+  kernels_waiting_for_api_.Clear();
+  annotation_of_.Clear();
+  work_waiting_for_annotation_.Clear();
+  newest_ns_ = 0;
+}
+
+GpuMetrics::Totals* GpuMetrics::KernelFor(std::string_view name) {
+  const auto cached = frame_kernels_.find(name.data());
+  if (cached != frame_kernels_.end()) return cached->second;
+  Totals* totals = &kernels_[std::string(name)];
+  frame_kernels_.emplace(name.data(), totals);
+  return totals;
+}
+
+void GpuMetrics::AddLaunchLatency(std::int64_t api_start_ns, std::int64_t kernel_start_ns) {
+  launch_latency_.Add(kernel_start_ns - api_start_ns);
+}
+
+void GpuMetrics::AddAnnotationTime(AnnotationGpu* annotation, std::int64_t time_ns, std::uint64_t activities) {
+  annotation->gpu_time_ns += time_ns;
+  annotation->activities += activities;
+}
+
+bool GpuMetrics::AddFrame(const TraceFileEntry& file, const trace::Frame& frame, WallSpan* span, std::string* error) {
+  for (const auto& device : frame.devices()) stream_->device_info[device.id()] = device;
+  // Partners first: the API calls and annotation names this frame's GPU rows may join.
+  if (frame.has_api_calls()) {
+    api_rows_.clear();
+    const Status status = internal::DecodeApiCalls(frame, &api_rows_);
+    if (!status.ok()) {
+      *error = status.message();
+      return false;
+    }
+    for (const auto& call : api_rows_) {
+      span->Extend(call.start_ns + file.wall_offset_ns, call.start_ns + call.dur_ns + file.wall_offset_ns);
+      newest_ns_ = std::max(newest_ns_, call.start_ns);
+      if (call.correlation_id == 0) continue;
+      std::int64_t kernel_start = 0;
+      if (kernels_waiting_for_api_.Take(call.correlation_id, &kernel_start)) {
+        AddLaunchLatency(call.start_ns, kernel_start);
+      } else {
+        api_starts_.Put(call.correlation_id, call.start_ns, call.start_ns);
+      }
+    }
+  }
+  const auto& external = frame.external_correlations();
+  if (external.correlation_id_size() != external.name_index_size()) {
+    *error = "external_correlations.name_index: column length differs from correlation_id";
+    return false;
+  }
+  for (int i = 0; i < external.correlation_id_size(); ++i) {
+    const std::uint32_t name_index = external.name_index(i);
+    if (name_index >= static_cast<std::uint32_t>(frame.strings_size())) {
+      *error = "external_correlations.name_index: index out of range";
+      return false;
+    }
+    const std::string& name = frame.strings(static_cast<int>(name_index));
+    if (name.empty()) continue;  // not smprof's kind
+    AnnotationGpu* annotation = &annotations_[name];
+    Waiting waiting;
+    if (work_waiting_for_annotation_.Take(external.correlation_id(i), &waiting)) {
+      AddAnnotationTime(annotation, waiting.time_ns, waiting.activities);
+    } else {
+      annotation_of_.Put(external.correlation_id(i), newest_ns_, annotation);
+    }
+  }
+  if (!frame.has_gpu()) return true;
+  activity_rows_.clear();
+  const Status status = internal::DecodeGpuActivities(frame, &activity_rows_);
+  if (!status.ok()) {
+    *error = status.message();
+    return false;
+  }
+  frame_kernels_.clear();
+  for (const auto& row : activity_rows_) {
+    span->Extend(row.start_ns + file.wall_offset_ns, row.start_ns + row.dur_ns + file.wall_offset_ns);
+    AddActivity(row, file.wall_offset_ns);
+  }
+  return true;
+}
+
+void GpuMetrics::AddActivity(const internal::GpuActivityRow& row, std::int64_t wall_offset_ns) {
+  ++rows_seen_;
+  newest_ns_ = std::max(newest_ns_, row.start_ns);
+  const std::size_t kind = row.kind < activity_.size() ? row.kind : 0;
+  activity_[kind].count += 1;
+  activity_[kind].time_ns += row.dur_ns;
+  if (kind == trace::GPU_KIND_SYNC || kind == 0) return;  // host waits: not GPU work
+
+  Device& device = stream_->devices[row.device];
+  if (!device.union_ns) {
+    device.busy = std::make_unique<BucketSeries>(origin_ns_, options_.max_buckets);
+    device.union_ns =
+        std::make_unique<IntervalUnion>(options_.reorder_window_ns, options_.max_pending, device.busy.get());
+  }
+  device.union_ns->Add(row.start_ns + wall_offset_ns, row.start_ns + row.dur_ns + wall_offset_ns);
+
+  if (kind == trace::GPU_KIND_KERNEL) {
+    Totals* kernel = KernelFor(row.name);
+    kernel->count += 1;
+    kernel->time_ns += row.dur_ns;
+    Totals& precision = precision_[row.precision < precision_.size() ? row.precision : 0];
+    precision.count += 1;
+    precision.time_ns += row.dur_ns;
+    if (row.correlation_id != 0) {
+      std::int64_t api_start = 0;
+      if (api_starts_.Take(row.correlation_id, &api_start)) {
+        AddLaunchLatency(api_start, row.start_ns);
+      } else {
+        kernels_waiting_for_api_.Put(row.correlation_id, row.start_ns, row.start_ns);
+      }
+    }
+  } else {
+    Totals& op = memory_ops_[MemoryOpIndex(row)];
+    op.count += 1;
+    op.time_ns += row.dur_ns;
+    op.bytes += row.bytes;
+  }
+  if (row.correlation_id == 0) return;
+  AnnotationGpu* annotation = nullptr;
+  if (annotation_of_.Take(row.correlation_id, &annotation)) {
+    AddAnnotationTime(annotation, row.dur_ns, 1);
+    // Several activities may share one launch's id (e.g. a copy split in parts).
+    annotation_of_.Put(row.correlation_id, row.start_ns, annotation);
+    return;
+  }
+  Waiting waiting{row.start_ns, 0, 0};
+  work_waiting_for_annotation_.Take(row.correlation_id, &waiting);
+  waiting.time_ns += row.dur_ns;
+  waiting.activities += 1;
+  work_waiting_for_annotation_.Put(row.correlation_id, waiting.first_start_ns, waiting);
+}
+
+void GpuMetrics::EndStream(const WallSpan& stream_span) {
+  for (auto& [id, device] : stream_->devices) {
+    device.union_ns->Flush();
+    device.span_ns = stream_span.length();
+  }
+  evicted_correlations_ += api_starts_.evicted() + kernels_waiting_for_api_.evicted() + annotation_of_.evicted() +
+                           work_waiting_for_annotation_.evicted();
+}
+
+std::int64_t GpuMetrics::stream_active_ns() const {
+  std::int64_t total = 0;
+  for (const auto& [id, device] : stream_->devices) total += device.union_ns->union_ns();
+  return total;
+}
+
+std::uint64_t GpuMetrics::late_records() const {
+  std::uint64_t late = 0;
+  for (const auto& s : streams_) {
+    for (const auto& [id, device] : s->devices) late += device.union_ns->late_records();
+  }
+  return late;
+}
+
+std::int64_t GpuMetrics::min_bucket_width() const {
+  std::int64_t width = kMinBucketNs;
+  for (const auto& s : streams_) {
+    for (const auto& [id, device] : s->devices) width = std::max(width, device.busy->width_ns());
+  }
+  return width;
+}
+
+void GpuMetrics::WriteGpu(const std::string& reason, JsonWriter& out) const {
+  std::int64_t active = 0;
+  std::int64_t capacity = 0;
+  for (const auto& s : streams_) {
+    for (const auto& [id, device] : s->devices) {
+      active += device.union_ns->union_ns();
+      capacity += device.span_ns;
+    }
+  }
+  out.BeginObject();
+  out.Field("reason", reason);
+  out.Field("active_ns", active);
+  out.Field("active_percent", 100.0 * Share(active, capacity));
+  out.Key("devices").BeginArray();
+  for (const auto& s : streams_) {
+    for (const auto& [id, device] : s->devices) {
+      out.BeginObject()
+          .Field("host", s->host)
+          .Field("rank", s->rank)
+          .Field("pid", s->pid)
+          .Field("device", id)
+          .Field("active_ns", device.union_ns->union_ns())
+          .Field("span_ns", device.span_ns)
+          .Field("active_percent", 100.0 * Share(device.union_ns->union_ns(), device.span_ns))
+          .EndObject();
+    }
+  }
+  out.EndArray();
+
+  std::int64_t activity_total = 0;
+  for (const Totals& t : activity_) activity_total += t.time_ns;
+  out.Key("activity").BeginArray();
+  for (std::size_t kind = 1; kind < activity_.size(); ++kind) {
+    out.BeginObject()
+        .Field("kind", kActivityNames[kind])
+        .Field("count", activity_[kind].count)
+        .Field("time_ns", activity_[kind].time_ns)
+        .Field("share", Share(activity_[kind].time_ns, activity_total))
+        .EndObject();
+  }
+  out.EndArray();
+
+  std::int64_t memory_total = 0;
+  for (const Totals& t : memory_ops_) memory_total += t.time_ns;
+  out.Key("memory_ops").BeginArray();
+  for (std::size_t i = 0; i < memory_ops_.size(); ++i) {
+    out.BeginObject()
+        .Field("kind", kMemoryOpNames[i])
+        .Field("count", memory_ops_[i].count)
+        .Field("time_ns", memory_ops_[i].time_ns)
+        .Field("bytes", memory_ops_[i].bytes)
+        .Field("share", Share(memory_ops_[i].time_ns, memory_total))
+        .EndObject();
+  }
+  out.EndArray();
+
+  out.Key("precision").BeginArray();
+  // Named precisions in the enum's order, unknown last.
+  for (std::size_t n = 1; n <= precision_.size(); ++n) {
+    const std::size_t i = n % precision_.size();
+    out.BeginObject()
+        .Field("precision", kPrecisionNames[i])
+        .Field("count", precision_[i].count)
+        .Field("time_ns", precision_[i].time_ns)
+        .Field("share", Share(precision_[i].time_ns, activity_[trace::GPU_KIND_KERNEL].time_ns))
+        .EndObject();
+  }
+  out.EndArray();
+
+  out.Key("kernels").BeginObject();
+  out.Field("count", activity_[trace::GPU_KIND_KERNEL].count);
+  out.Field("time_ns", activity_[trace::GPU_KIND_KERNEL].time_ns);
+  out.Field("distinct", static_cast<std::uint64_t>(kernels_.size()));
+  std::vector<std::pair<const std::string*, const Totals*>> sorted;
+  for (const auto& [name, totals] : kernels_) sorted.emplace_back(&name, &totals);
+  const auto write_top = [&](const char* key, auto better) {
+    std::sort(sorted.begin(), sorted.end(), better);
+    out.Key(key).BeginArray();
+    Totals other;
+    for (std::size_t i = 0; i < sorted.size(); ++i) {
+      const Totals& t = *sorted[i].second;
+      if (i < static_cast<std::size_t>(options_.top_k)) {
+        out.BeginObject()
+            .Field("name", *sorted[i].first)
+            .Field("time_ns", t.time_ns)
+            .Field("launches", t.count)
+            .Field("other", false)
+            .EndObject();
+      } else {
+        other.time_ns += t.time_ns;
+        other.count += t.count;
+      }
+    }
+    if (sorted.size() > static_cast<std::size_t>(options_.top_k)) {
+      out.BeginObject()
+          .Field("name", "other")
+          .Field("time_ns", other.time_ns)
+          .Field("launches", other.count)
+          .Field("other", true)
+          .EndObject();
+    }
+    out.EndArray();
+  };
+  write_top("by_time", [](const auto& a, const auto& b) {
+    if (a.second->time_ns != b.second->time_ns) return a.second->time_ns > b.second->time_ns;
+    return *a.first < *b.first;
+  });
+  write_top("by_launches", [](const auto& a, const auto& b) {
+    if (a.second->count != b.second->count) return a.second->count > b.second->count;
+    return *a.first < *b.first;
+  });
+  out.EndObject();
+
+  out.Key("launch_latency");
+  WriteStats(launch_latency_, out);
+
+  std::vector<std::pair<const std::string*, const AnnotationGpu*>> per_annotation;
+  for (const auto& [name, gpu] : annotations_) per_annotation.emplace_back(&name, &gpu);
+  std::sort(per_annotation.begin(), per_annotation.end(), [](const auto& a, const auto& b) {
+    if (a.second->gpu_time_ns != b.second->gpu_time_ns) return a.second->gpu_time_ns > b.second->gpu_time_ns;
+    return *a.first < *b.first;
+  });
+  out.Key("per_annotation").BeginArray();
+  for (const auto& [name, gpu] : per_annotation) {
+    out.BeginObject()
+        .Field("name", *name)
+        .Field("gpu_time_ns", gpu->gpu_time_ns)
+        .Field("activities", gpu->activities)
+        .EndObject();
+  }
+  out.EndArray();
+  out.EndObject();
+}
+
+void GpuMetrics::WriteDevices(JsonWriter& out) const {
+  out.BeginArray();
+  for (const auto& s : streams_) {
+    for (const auto& [id, d] : s->device_info) {
+      out.BeginObject()
+          .Field("host", s->host)
+          .Field("rank", s->rank)
+          .Field("id", id)
+          .Field("name", d.name())
+          .Field("uuid", d.uuid())
+          .Field("sm_count", d.sm_count())
+          .Field("global_memory_bytes", static_cast<std::uint64_t>(d.global_memory_bytes()))
+          .Field("compute_capability",
+                 std::to_string(d.compute_capability_major()) + "." + std::to_string(d.compute_capability_minor()))
+          .EndObject();
+    }
+  }
+  out.EndArray();
+}
+
+void GpuMetrics::WriteTimeline(std::int64_t width_ns, int buckets, JsonWriter& out) const {
+  std::map<std::string, std::pair<int, std::vector<double>>> per_node;  // host -> (GPUs, busy ns)
+  out.Key("gpu_per_device").BeginArray();
+  for (const auto& s : streams_) {
+    for (const auto& [id, device] : s->devices) {
+      const auto busy = device.busy->Rebin(width_ns, buckets);
+      auto& node = per_node[s->host];
+      node.first += 1;
+      node.second.resize(buckets, 0.0);
+      out.BeginObject()
+          .Field("host", s->host)
+          .Field("rank", s->rank)
+          .Field("pid", s->pid)
+          .Field("device", id)
+          .Key("busy_fraction")
+          .BeginArray();
+      for (int i = 0; i < buckets; ++i) {
+        node.second[i] += busy[i];
+        out.Double(busy[i] / static_cast<double>(width_ns));
+      }
+      out.EndArray().EndObject();
+    }
+  }
+  out.EndArray();
+  out.Key("gpu_per_node").BeginArray();
+  for (const auto& [host, node] : per_node) {
+    out.BeginObject().Field("host", host).Field("gpus", node.first).Key("busy_fraction").BeginArray();
+    for (const double busy : node.second) out.Double(busy / (static_cast<double>(width_ns) * node.first));
+    out.EndArray().EndObject();
+  }
+  out.EndArray();
+}
+
+}  // namespace smprof::analysis

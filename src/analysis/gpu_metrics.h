@@ -1,0 +1,108 @@
+// GpuMetrics: everything computed from a frame's GPU tables (decoded by
+// trace/gpu_codec.h): per-GPU active time and busy time per bucket (the union
+// of kernel, memcpy and memset intervals), activity / memory-operation /
+// precision shares, kernel time and launches, launch-to-start latency, and
+// GPU time per annotation (docs/ANALYSIS.md has the definitions).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "analysis/correlation_join.h"
+#include "analysis/interval_union.h"
+#include "analysis/job_reader.h"
+#include "analysis/json_writer.h"
+#include "analysis/log_histogram.h"
+#include "analysis/stats_json.h"
+#include "analysis/summary_options.h"
+#include "analysis/time_buckets.h"
+#include "trace/gpu_codec.h"
+
+namespace smprof::analysis {
+
+class GpuMetrics {
+ public:
+  GpuMetrics(const SummaryOptions& options, std::int64_t origin_ns);
+
+  void BeginStream(const ProcessStream& stream);
+  // Returns false if a GPU table of the frame is inconsistent (`error` says why).
+  bool AddFrame(const TraceFileEntry& file, const trace::Frame& frame, WallSpan* span, std::string* error);
+  // Flushes the stream's reorder windows; `stream_span` is its span, for active %.
+  void EndStream(const WallSpan& stream_span);
+
+  std::uint64_t rows() const { return rows_seen_; }
+  std::int64_t stream_active_ns() const;  // Σ over the current stream's GPUs
+  std::size_t stream_devices() const { return stream_->devices.size(); }
+  std::uint64_t late_records() const;
+  std::uint64_t evicted_correlations() const { return evicted_correlations_; }
+  std::int64_t min_bucket_width() const;
+
+  // The "gpu" object (`reason` when no activity was recorded), the devices of
+  // the job (job.devices), and the timeline's per-device and per-node lists.
+  void WriteGpu(const std::string& reason, JsonWriter& out) const;
+  void WriteDevices(JsonWriter& out) const;
+  void WriteTimeline(std::int64_t width_ns, int buckets, JsonWriter& out) const;
+
+ private:
+  struct Totals {
+    std::uint64_t count = 0;
+    std::int64_t time_ns = 0;
+    std::uint64_t bytes = 0;
+  };
+  struct Device {
+    std::unique_ptr<BucketSeries> busy;
+    std::unique_ptr<IntervalUnion> union_ns;
+    std::int64_t span_ns = 0;
+  };
+  struct AnnotationGpu {
+    std::int64_t gpu_time_ns = 0;
+    std::uint64_t activities = 0;
+  };
+  struct Stream {
+    std::string host;
+    std::int32_t rank = 0;
+    std::int64_t pid = 0;
+    std::map<std::uint32_t, Device> devices;
+    std::map<std::uint32_t, trace::GpuDevice> device_info;
+  };
+  struct Waiting {  // GPU work that arrived before its partner row
+    std::int64_t first_start_ns = 0;
+    std::int64_t time_ns = 0;
+    std::uint64_t activities = 0;
+  };
+
+  void AddActivity(const internal::GpuActivityRow& row, std::int64_t wall_offset_ns);
+  void AddLaunchLatency(std::int64_t api_start_ns, std::int64_t kernel_start_ns);
+  void AddAnnotationTime(AnnotationGpu* annotation, std::int64_t time_ns, std::uint64_t activities);
+  Totals* KernelFor(std::string_view name);
+
+  const SummaryOptions options_;
+  const std::int64_t origin_ns_;
+  std::vector<std::unique_ptr<Stream>> streams_;
+  Stream* stream_ = nullptr;
+  // Per stream (correlation ids are per process); cleared at BeginStream.
+  PendingById<std::int64_t> api_starts_;
+  PendingById<std::int64_t> kernels_waiting_for_api_;
+  PendingById<AnnotationGpu*> annotation_of_;
+  PendingById<Waiting> work_waiting_for_annotation_;
+  std::uint64_t evicted_correlations_ = 0;
+  std::int64_t newest_ns_ = 0;  // the stream's latest start so far: the joins' clock
+
+  std::uint64_t rows_seen_ = 0;
+  std::array<Totals, 5> activity_{};    // by trace::GpuKind
+  std::array<Totals, 6> memory_ops_{};  // HtoD, DtoH, DtoD, PtoP, memset, other
+  std::array<Totals, 10> precision_{};  // by trace::Precision
+  std::unordered_map<std::string, Totals> kernels_;
+  std::unordered_map<const char*, Totals*> frame_kernels_;  // by name data, valid for one frame
+  std::unordered_map<std::string, AnnotationGpu> annotations_;
+  LogHistogram launch_latency_;
+  std::vector<internal::GpuActivityRow> activity_rows_;
+  std::vector<internal::ApiCallRow> api_rows_;
+};
+
+}  // namespace smprof::analysis

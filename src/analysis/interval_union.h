@@ -1,0 +1,48 @@
+// IntervalUnion: the length of the union of a GPU's busy intervals, with
+// rows arriving only roughly in start order (CUPTI hands buffers over out of
+// order). Rows wait in a min-heap by start until the newest start is more
+// than `window_ns` past them (or `max_pending` rows wait), then merge in
+// start order. A row starting before the merged frontier is late: only its
+// part after the frontier counts (docs/ANALYSIS.md).
+#pragma once
+
+#include <cstdint>
+#include <queue>
+#include <utility>
+#include <vector>
+
+#include "analysis/time_buckets.h"
+
+namespace smprof::analysis {
+
+class IntervalUnion {
+ public:
+  // Merged intervals are also spread over `buckets` (may be null).
+  IntervalUnion(std::int64_t window_ns, std::size_t max_pending, BucketSeries* buckets)
+      : window_ns_(window_ns), max_pending_(max_pending), buckets_(buckets) {}
+
+  void Add(std::int64_t start_ns, std::int64_t end_ns);
+  // Merges everything pending; call once at the end.
+  void Flush();
+
+  std::int64_t union_ns() const { return union_ns_; }
+  std::uint64_t late_records() const { return late_records_; }
+
+ private:
+  void Merge(std::int64_t start_ns, std::int64_t end_ns);
+  void Emit(std::int64_t start_ns, std::int64_t end_ns);
+
+  using Interval = std::pair<std::int64_t, std::int64_t>;
+  std::priority_queue<Interval, std::vector<Interval>, std::greater<Interval>> pending_;
+  std::int64_t window_ns_;
+  std::size_t max_pending_;
+  BucketSeries* buckets_;
+  std::int64_t newest_start_ = INT64_MIN;
+  bool open_ = false;  // [open_start_, open_end_) is merged but not yet emitted
+  std::int64_t open_start_ = 0;
+  std::int64_t open_end_ = 0;
+  std::int64_t union_ns_ = 0;
+  std::uint64_t late_records_ = 0;
+};
+
+}  // namespace smprof::analysis

@@ -1,0 +1,97 @@
+#include "analysis/job_reader.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <tuple>
+
+#include "trace/trace_reader.h"
+
+namespace smprof::analysis {
+
+namespace fs = std::filesystem;
+using internal::TraceReader;
+
+std::vector<std::string> ListTraceFiles(const std::string& path) {
+  std::vector<std::string> out;
+  std::error_code error;
+  if (fs::is_regular_file(path, error)) return {path};
+  if (!fs::is_directory(path, error)) return out;
+  for (auto it = fs::recursive_directory_iterator(path, fs::directory_options::skip_permission_denied, error);
+       it != fs::recursive_directory_iterator(); it.increment(error)) {
+    if (error) break;
+    if (it->is_regular_file(error) && it->path().extension() == ".smprof") out.push_back(it->path().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+JobReader::JobReader(const std::vector<std::string>& paths) {
+  std::map<std::tuple<std::string, std::int64_t, std::uint32_t>, ProcessStream> by_process;
+  for (const std::string& root : paths) {
+    for (const std::string& path : ListTraceFiles(root)) {
+      std::unique_ptr<TraceReader> reader;
+      const Status status = TraceReader::Open(path, &reader);
+      if (!status.ok()) {
+        warnings_.push_back(path + ": skipped: " + status.message());
+        continue;
+      }
+      TraceFileEntry entry;
+      entry.path = path;
+      std::error_code error;
+      entry.bytes = fs::file_size(path, error);
+      entry.header = reader->header();
+      entry.wall_offset_ns = entry.header.start().realtime_ns() - entry.header.start().monotonic_ns();
+      total_bytes_ += entry.bytes;
+      const auto& h = entry.header;
+      ProcessStream& stream = by_process[{h.host(), h.pid(), h.session_index()}];
+      stream.host = h.host();
+      stream.rank = h.rank();
+      stream.pid = h.pid();
+      stream.session_index = h.session_index();
+      stream.files.push_back(std::move(entry));
+    }
+  }
+  for (auto& [key, stream] : by_process) {
+    std::sort(stream.files.begin(), stream.files.end(), [](const TraceFileEntry& a, const TraceFileEntry& b) {
+      return a.header.file_index() < b.header.file_index();
+    });
+    streams_.push_back(std::move(stream));
+  }
+  std::sort(streams_.begin(), streams_.end(), [](const ProcessStream& a, const ProcessStream& b) {
+    return std::tie(a.host, a.rank, a.pid, a.session_index) < std::tie(b.host, b.rank, b.pid, b.session_index);
+  });
+}
+
+void JobReader::Read(FrameVisitor& visitor, const ProgressCallback& progress) {
+  std::uint64_t done_bytes = 0;
+  trace::Frame frame;
+  for (const ProcessStream& stream : streams_) {
+    visitor.BeginStream(stream);
+    for (const TraceFileEntry& file : stream.files) {
+      FileReadResult result;
+      result.file = &file;
+      std::unique_ptr<TraceReader> reader;
+      const Status status = TraceReader::Open(file.path, &reader);
+      if (!status.ok()) {
+        result.problem = status.message();
+      } else {
+        while (reader->NextFrame(&frame)) {
+          ++result.frames;
+          visitor.OnFrame(file, frame);
+        }
+        result.has_footer = reader->has_footer();
+        if (result.has_footer) result.footer = reader->footer();
+        result.problem = reader->problem();
+      }
+      if (!result.problem.empty()) warnings_.push_back(file.path + ": " + result.problem);
+      visitor.EndFile(result);
+      done_bytes += file.bytes;
+      if (progress) progress(done_bytes, total_bytes_);
+    }
+    visitor.EndStream();
+  }
+}
+
+}  // namespace smprof::analysis

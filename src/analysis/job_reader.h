@@ -1,0 +1,81 @@
+// JobReader: every rank file of a job, as process streams on one wall clock.
+//
+// A path is a trace file or a directory searched recursively for *.smprof.
+// Files are grouped into process streams by (host, pid, session_index) and
+// ordered by header.file_index, so a rotated session reads as one stream.
+// Frames are read one at a time (bounded memory). A damaged or unfinished
+// file is read up to its last good chunk and produces one warning naming it;
+// a file whose header cannot be read is skipped with a warning.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "smprof/trace.pb.h"
+
+namespace smprof::analysis {
+
+struct TraceFileEntry {
+  std::string path;
+  std::uint64_t bytes = 0;
+  trace::FileHeader header;
+  // wall_ns = t + wall_offset_ns (the header's start anchor).
+  std::int64_t wall_offset_ns = 0;
+};
+
+struct ProcessStream {
+  std::string host;
+  std::int32_t rank = 0;
+  std::int64_t pid = 0;
+  std::uint32_t session_index = 0;
+  std::vector<TraceFileEntry> files;  // by file_index
+};
+
+// What reading one file found.
+struct FileReadResult {
+  const TraceFileEntry* file = nullptr;
+  std::uint64_t frames = 0;
+  bool has_footer = false;
+  trace::Footer footer;
+  std::string problem;  // empty, or the reader's "truncated ..." / "corrupt ..."
+};
+
+class FrameVisitor {
+ public:
+  virtual ~FrameVisitor() = default;
+  virtual void BeginStream(const ProcessStream& stream) = 0;
+  virtual void OnFrame(const TraceFileEntry& file, const trace::Frame& frame) = 0;
+  virtual void EndFile(const FileReadResult& result) = 0;
+  virtual void EndStream() = 0;
+};
+
+// Called after each file with the bytes of the files read so far and in all.
+using ProgressCallback = std::function<void(std::uint64_t done_bytes, std::uint64_t total_bytes)>;
+
+class JobReader {
+ public:
+  // Lists and opens (headers only) every trace file under `paths`. Unreadable
+  // headers become warnings; no path with any trace file is not an error here
+  // (streams() is empty).
+  explicit JobReader(const std::vector<std::string>& paths);
+
+  const std::vector<ProcessStream>& streams() const { return streams_; }
+  const std::vector<std::string>& warnings() const { return warnings_; }
+  std::uint64_t total_bytes() const { return total_bytes_; }
+
+  // Streams every frame of every stream to `visitor`; damaged files add a
+  // warning. May be called more than once.
+  void Read(FrameVisitor& visitor, const ProgressCallback& progress = nullptr);
+
+ private:
+  std::vector<ProcessStream> streams_;
+  std::vector<std::string> warnings_;
+  std::uint64_t total_bytes_ = 0;
+};
+
+// Every *.smprof file at or below `path`, sorted; `path` itself if a file.
+std::vector<std::string> ListTraceFiles(const std::string& path);
+
+}  // namespace smprof::analysis

@@ -1,0 +1,339 @@
+#include "analysis/job_summary.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "analysis/annotation_metrics.h"
+#include "analysis/cpu_metrics.h"
+#include "analysis/gpu_metrics.h"
+#include "analysis/json_writer.h"
+
+namespace smprof::analysis {
+
+namespace {
+
+struct FileSummary {
+  const TraceFileEntry* file;
+  std::uint64_t frames;
+  bool complete;
+  std::string problem;
+};
+
+struct ProcessSummary {
+  const ProcessStream* stream;
+  WallSpan span;
+  std::int64_t clock_offset_ns = 0;
+  std::uint64_t annotations = 0;
+  std::int64_t gpu_active_ns = 0;
+  double cpu_utilization_percent = -1;
+  LogHistogram steps;
+};
+
+struct Drops {
+  std::uint64_t annotations = 0;
+  std::uint64_t open_ranges = 0;
+  std::uint64_t gpu = 0;
+  std::uint64_t cupti = 0;
+};
+
+std::int64_t HeaderStartWall(const trace::FileHeader& header) { return header.start().realtime_ns(); }
+
+class SummaryBuilder : public FrameVisitor {
+ public:
+  SummaryBuilder(const SummaryOptions& options, std::int64_t origin_ns)
+      : options_(options),
+        annotations_(options),
+        gpu_(options, origin_ns),
+        cpu_(origin_ns, options.max_buckets),
+        origin_ns_(origin_ns) {}
+
+  void BeginStream(const ProcessStream& stream) override {
+    processes_.push_back({&stream, {}, 0, 0, 0, -1, {}});
+    process_ = &processes_.back();
+    process_->clock_offset_ns = stream.files.front().wall_offset_ns;
+    stream_drops_ = {};
+    footer_drops_ = {};
+    annotations_.BeginStream(stream);
+    gpu_.BeginStream(stream);
+    cpu_.BeginStream(stream);
+    current_file_ = nullptr;
+  }
+
+  void OnFrame(const TraceFileEntry& file, const trace::Frame& frame) override {
+    if (current_file_ != &file) {
+      current_file_ = &file;
+      frame_index_ = 0;
+      process_->span.Extend(HeaderStartWall(file.header), HeaderStartWall(file.header));
+      cpu_.BeginFile(file);
+    }
+    std::string error;
+    if (!annotations_.AddFrame(file, frame, &process_->span, &error) ||
+        !cpu_.AddFrame(file, frame, &process_->span, &error) || !gpu_.AddFrame(file, frame, &process_->span, &error)) {
+      warnings_.push_back(file.path + ": frame " + std::to_string(frame_index_) + " skipped in part: " + error);
+    }
+    stream_drops_.annotations = std::max(stream_drops_.annotations, frame.dropped_total());
+    stream_drops_.gpu = std::max(stream_drops_.gpu, frame.gpu_dropped_total());
+    ++frame_index_;
+  }
+
+  void EndFile(const FileReadResult& result) override {
+    const TraceFileEntry& file = *result.file;
+    process_->span.Extend(HeaderStartWall(file.header), HeaderStartWall(file.header));
+    if (result.has_footer) {
+      const auto& f = result.footer;
+      const std::int64_t stop = f.stop().realtime_ns();
+      if (f.stop().monotonic_ns() != 0 || stop != 0) process_->span.Extend(stop, stop);
+      footer_drops_.annotations += f.annotations_dropped();
+      footer_drops_.gpu += f.gpu_records_dropped();
+      footer_drops_.cupti += f.cupti_records_dropped();
+      footer_drops_.open_ranges += f.open_ranges_at_stop();
+    }
+    files_.push_back({&file, result.frames, result.has_footer && result.problem.empty(), result.problem});
+  }
+
+  void EndStream() override {
+    gpu_.EndStream(process_->span);
+    process_->annotations = annotations_.stream_annotations();
+    process_->steps = annotations_.stream_steps();
+    process_->gpu_active_ns = gpu_.stream_active_ns();
+    process_->cpu_utilization_percent = cpu_.stream_utilization_percent();
+    // Frames carry the session's running totals; footers count their own
+    // file (rotation), so a closed session's total is the footers' sum.
+    drops_.annotations += std::max(stream_drops_.annotations, footer_drops_.annotations);
+    drops_.gpu += std::max(stream_drops_.gpu, footer_drops_.gpu);
+    drops_.cupti += footer_drops_.cupti;
+    drops_.open_ranges += footer_drops_.open_ranges;
+  }
+
+  // Pointers into processes_ must stay valid while reading.
+  void Reserve(std::size_t streams) { processes_.reserve(streams); }
+  std::string Write(const std::vector<std::string>& reader_warnings) const;
+
+ private:
+  void WriteJob(JsonWriter& out, const WallSpan& job_span) const;
+  void WriteRanks(JsonWriter& out) const;
+  std::string GpuReason() const;
+
+  const SummaryOptions& options_;
+  AnnotationMetrics annotations_;
+  GpuMetrics gpu_;
+  CpuMetrics cpu_;
+  std::int64_t origin_ns_;
+  std::vector<ProcessSummary> processes_;
+  ProcessSummary* process_ = nullptr;
+  std::vector<FileSummary> files_;
+  const TraceFileEntry* current_file_ = nullptr;
+  std::uint64_t frame_index_ = 0;
+  Drops drops_;
+  Drops stream_drops_;  // the largest running totals in the stream's frames
+  Drops footer_drops_;  // summed over the stream's footers
+  std::vector<std::string> warnings_;
+};
+
+std::string SummaryBuilder::GpuReason() const {
+  if (gpu_.rows() > 0) return "";
+  for (const ProcessSummary& p : processes_) {
+    for (const auto& c : p.stream->files.front().header.collectors()) {
+      if (c.name() == "cuda" && !c.active()) return "no GPU activity recorded: " + c.reason();
+    }
+  }
+  return "no GPU activity recorded in the trace";
+}
+
+void SummaryBuilder::WriteJob(JsonWriter& out, const WallSpan& job_span) const {
+  std::set<std::string> jobs, hosts;
+  std::set<std::int32_t> ranks;
+  std::int32_t world_size = 0;
+  for (const ProcessSummary& p : processes_) {
+    const auto& h = p.stream->files.front().header;
+    jobs.insert(h.job());
+    hosts.insert(h.host());
+    ranks.insert(h.rank());
+    world_size = std::max(world_size, h.world_size());
+  }
+  out.Key("job").BeginObject();
+  out.Key("jobs").BeginArray();
+  for (const auto& j : jobs) out.String(j);
+  out.EndArray().Key("hosts").BeginArray();
+  for (const auto& h : hosts) out.String(h);
+  out.EndArray().Key("ranks").BeginArray();
+  for (const auto r : ranks) out.Int(r);
+  out.EndArray();
+  out.Field("world_size", world_size);
+  out.Field("start_wall_ns", job_span.empty() ? 0 : job_span.start_ns);
+  out.Field("end_wall_ns", job_span.empty() ? 0 : job_span.end_ns);
+  out.Field("span_ns", job_span.length());
+  out.Key("files").BeginArray();
+  for (const FileSummary& f : files_) {
+    const auto& h = f.file->header;
+    out.BeginObject()
+        .Field("path", f.file->path)
+        .Field("host", h.host())
+        .Field("rank", h.rank())
+        .Field("pid", static_cast<std::int64_t>(h.pid()))
+        .Field("session_index", h.session_index())
+        .Field("file_index", h.file_index())
+        .Field("bytes", f.file->bytes)
+        .Field("frames", f.frames)
+        .Field("complete", f.complete)
+        .Field("problem", f.problem)
+        .EndObject();
+  }
+  out.EndArray();
+  out.Key("processes").BeginArray();
+  for (const ProcessSummary& p : processes_) {
+    const auto& h = p.stream->files.front().header;
+    out.BeginObject()
+        .Field("host", h.host())
+        .Field("rank", h.rank())
+        .Field("local_rank", h.local_rank())
+        .Field("pid", static_cast<std::int64_t>(h.pid()))
+        .Field("session_index", h.session_index())
+        .Field("forked_child", h.forked_child())
+        .Key("argv")
+        .BeginArray();
+    for (const auto& arg : h.argv()) out.String(arg);
+    out.EndArray()
+        .Field("library_version", h.library_version())
+        .Field("files", static_cast<std::uint64_t>(p.stream->files.size()))
+        .Field("start_wall_ns", p.span.empty() ? 0 : p.span.start_ns)
+        .Field("end_wall_ns", p.span.empty() ? 0 : p.span.end_ns)
+        .Field("span_ns", p.span.length())
+        .Field("clock_offset_ns", p.clock_offset_ns)
+        .EndObject();
+  }
+  out.EndArray();
+  out.Key("devices");
+  gpu_.WriteDevices(out);
+  out.EndObject();
+}
+
+void SummaryBuilder::WriteRanks(JsonWriter& out) const {
+  out.Key("ranks").BeginArray();
+  for (const ProcessSummary& p : processes_) {
+    const std::int64_t span = p.span.length();
+    out.BeginObject()
+        .Field("host", p.stream->host)
+        .Field("rank", p.stream->rank)
+        .Field("pid", p.stream->pid)
+        .Field("span_ns", span)
+        .Field("annotations", p.annotations)
+        .Field("gpu_active_ns", p.gpu_active_ns)
+        .Field("gpu_active_percent", span > 0 ? 100.0 * p.gpu_active_ns / span : 0.0)
+        .Key("cpu_utilization_percent");
+    if (p.cpu_utilization_percent < 0) {
+      out.Null();
+    } else {
+      out.Double(p.cpu_utilization_percent);
+    }
+    out.Key("steps");
+    WriteStats(p.steps, out);
+    out.EndObject();
+  }
+  out.EndArray();
+}
+
+std::string SummaryBuilder::Write(const std::vector<std::string>& reader_warnings) const {
+  WallSpan job_span;
+  for (const ProcessSummary& p : processes_) {
+    if (!p.span.empty()) job_span.Extend(p.span.start_ns, p.span.end_ns);
+  }
+  JsonWriter out;
+  out.BeginObject();
+  out.Field("schema_version", 1);
+  out.Key("options")
+      .BeginObject()
+      .Field("step_pattern", options_.step_pattern)
+      .Field("top_k", options_.top_k)
+      .Field("max_buckets", options_.max_buckets)
+      .Field("reorder_window_ns", options_.reorder_window_ns)
+      .EndObject();
+  WriteJob(out, job_span);
+
+  out.Key("warnings").BeginArray();
+  for (const auto& w : reader_warnings) out.String(w);
+  for (const auto& w : warnings_) out.String(w);
+  for (const ProcessSummary& p : processes_) {
+    for (const auto& c : p.stream->files.front().header.collectors()) {
+      if (!c.active()) {
+        out.String(p.stream->host + " rank " + std::to_string(p.stream->rank) + " pid " +
+                   std::to_string(p.stream->pid) + ": collector " + c.name() + " off: " + c.reason());
+      }
+    }
+  }
+  out.EndArray();
+
+  out.Key("collectors").BeginArray();
+  for (const ProcessSummary& p : processes_) {
+    for (const auto& c : p.stream->files.front().header.collectors()) {
+      out.BeginObject()
+          .Field("host", p.stream->host)
+          .Field("rank", p.stream->rank)
+          .Field("pid", p.stream->pid)
+          .Field("name", c.name())
+          .Field("active", c.active())
+          .Field("reason", c.reason())
+          .EndObject();
+    }
+  }
+  out.EndArray();
+
+  out.Key("drops")
+      .BeginObject()
+      .Field("annotations_dropped", drops_.annotations)
+      .Field("open_ranges_at_stop", drops_.open_ranges)
+      .Field("gpu_records_dropped", drops_.gpu)
+      .Field("cupti_records_dropped", drops_.cupti)
+      .Field("late_gpu_records", gpu_.late_records())
+      .Field("unmatched_correlations", gpu_.evicted_correlations())
+      .EndObject();
+
+  WriteRanks(out);
+  out.Key("steps");
+  annotations_.WriteSteps(options_.step_pattern, out);
+  out.Key("annotations");
+  annotations_.WriteAnnotations(out);
+  out.Key("gpu");
+  gpu_.WriteGpu(GpuReason(), out);
+  out.Key("cpu");
+  cpu_.WriteCpu(out);
+
+  const std::int64_t grid_span = job_span.empty() ? 0 : job_span.end_ns - origin_ns_;
+  const std::int64_t width =
+      std::max({BucketWidthFor(grid_span, options_.max_buckets), gpu_.min_bucket_width(), cpu_.min_bucket_width()});
+  const int buckets = static_cast<int>((grid_span + width - 1) / width);
+  out.Key("timeline").BeginObject();
+  out.Field("start_wall_ns", origin_ns_);
+  out.Field("bucket_ns", width);
+  out.Field("buckets", buckets);
+  gpu_.WriteTimeline(width, buckets, out);
+  out.Key("cpu_per_node");
+  cpu_.WriteTimeline(width, buckets, out);
+  out.EndObject();
+
+  out.EndObject();
+  return out.text();
+}
+
+}  // namespace
+
+std::string SummarizeJob(const std::vector<std::string>& paths, const SummaryOptions& options,
+                         const ProgressCallback& progress) {
+  JobReader reader(paths);
+  std::int64_t origin = 0;
+  bool first = true;
+  for (const ProcessStream& stream : reader.streams()) {
+    for (const TraceFileEntry& file : stream.files) {
+      const std::int64_t start = HeaderStartWall(file.header);
+      origin = first ? start : std::min(origin, start);
+      first = false;
+    }
+  }
+  SummaryBuilder builder(options, origin);
+  builder.Reserve(reader.streams().size());
+  reader.Read(builder, progress);
+  return builder.Write(reader.warnings());
+}
+
+}  // namespace smprof::analysis

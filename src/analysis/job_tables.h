@@ -1,0 +1,49 @@
+// ReadJobTables: every event of a job as column tables for notebooks
+// (smppy.analysis.load; docs/ANALYSIS.md lists the tables and columns).
+// Unlike the summary this holds every event in memory, by design.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "analysis/job_reader.h"
+
+namespace smprof::analysis {
+
+struct Column {
+  enum class Type { kInt, kDouble, kString };
+  std::string name;
+  Type type = Type::kInt;
+  std::vector<std::int64_t> ints;
+  std::vector<double> doubles;
+  std::vector<std::string> strings;
+};
+
+// A table whose rows are appended one value per column, in column order.
+class ColumnTable {
+ public:
+  ColumnTable(std::initializer_list<std::pair<const char*, Column::Type>> schema);
+  ColumnTable& Int(std::int64_t value) { return Next(Column::Type::kInt).ints.push_back(value), *this; }
+  ColumnTable& Double(double value) { return Next(Column::Type::kDouble).doubles.push_back(value), *this; }
+  ColumnTable& String(std::string_view value) { return Next(Column::Type::kString).strings.emplace_back(value), *this; }
+  const std::vector<Column>& columns() const { return columns_; }
+
+ private:
+  Column& Next(Column::Type type);
+  std::vector<Column> columns_;
+  std::size_t next_ = 0;
+};
+
+// By table name: "annotations", "steps", "kernels", "copies", "api_calls", "counters".
+using JobTables = std::map<std::string, ColumnTable>;
+
+// The tables named in `wanted` (all when empty); only what they need is
+// decoded. Throws std::regex_error for a bad step pattern. Damaged files add
+// to `warnings`.
+JobTables ReadJobTables(const std::vector<std::string>& paths, const std::string& step_pattern,
+                        const std::set<std::string>& wanted, std::vector<std::string>* warnings);
+
+}  // namespace smprof::analysis

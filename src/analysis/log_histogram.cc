@@ -1,0 +1,81 @@
+#include "analysis/log_histogram.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace smprof::analysis {
+
+namespace {
+int BitLength(std::uint64_t v) { return v == 0 ? 0 : 64 - __builtin_clzll(v); }
+}  // namespace
+
+int LogHistogram::BucketIndex(std::int64_t value) {
+  if (value < kExactBelow) return static_cast<int>(std::max<std::int64_t>(value, 0));
+  const int exponent = BitLength(static_cast<std::uint64_t>(value)) - 1;  // >= kSubBits + 1
+  const int sub = static_cast<int>((value >> (exponent - kSubBits)) & ((1 << kSubBits) - 1));
+  return static_cast<int>(kExactBelow) + (exponent - kSubBits - 1) * (1 << kSubBits) + sub;
+}
+
+std::int64_t LogHistogram::BucketLow(int index) {
+  if (index < kExactBelow) return index;
+  const int octave = (index - static_cast<int>(kExactBelow)) >> kSubBits;
+  const int sub = (index - static_cast<int>(kExactBelow)) & ((1 << kSubBits) - 1);
+  const int exponent = octave + kSubBits + 1;
+  return (std::int64_t{(1 << kSubBits) + sub}) << (exponent - kSubBits);
+}
+
+std::int64_t LogHistogram::BucketWidth(int index) {
+  if (index < kExactBelow) return 1;
+  const int octave = (index - static_cast<int>(kExactBelow)) >> kSubBits;
+  return std::int64_t{1} << (octave + 1);
+}
+
+void LogHistogram::Add(std::int64_t value) {
+  value = std::max<std::int64_t>(value, 0);
+  const int index = BucketIndex(value);
+  if (static_cast<std::size_t>(index) >= counts_.size()) counts_.resize(index + 1, 0);
+  ++counts_[index];
+  min_ = count_ ? std::min(min_, value) : value;
+  max_ = count_ ? std::max(max_, value) : value;
+  ++count_;
+  total_ += value;
+}
+
+void LogHistogram::Merge(const LogHistogram& other) {
+  if (other.count_ == 0) return;
+  if (other.counts_.size() > counts_.size()) counts_.resize(other.counts_.size(), 0);
+  for (std::size_t i = 0; i < other.counts_.size(); ++i) counts_[i] += other.counts_[i];
+  min_ = count_ ? std::min(min_, other.min_) : other.min_;
+  max_ = count_ ? std::max(max_, other.max_) : other.max_;
+  count_ += other.count_;
+  total_ += other.total_;
+}
+
+std::int64_t LogHistogram::Quantile(double q) const {
+  if (count_ == 0) return 0;
+  const auto rank = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::ceil(q * count_)));
+  if (rank == 1) return min_;  // the extremes are known exactly
+  if (rank >= count_) return max_;
+  std::uint64_t seen = 0;
+  for (std::size_t i = 0; i < counts_.size(); ++i) {
+    seen += counts_[i];
+    if (seen >= rank) {
+      const int index = static_cast<int>(i);
+      const std::int64_t middle = BucketLow(index) + BucketWidth(index) / 2;
+      return std::clamp(middle, min_, max_);
+    }
+  }
+  return max_;
+}
+
+std::vector<LogHistogram::Bucket> LogHistogram::NonEmptyBuckets() const {
+  std::vector<Bucket> out;
+  for (std::size_t i = 0; i < counts_.size(); ++i) {
+    if (counts_[i] == 0) continue;
+    const int index = static_cast<int>(i);
+    out.push_back({BucketLow(index), BucketLow(index) + BucketWidth(index), counts_[i]});
+  }
+  return out;
+}
+
+}  // namespace smprof::analysis

@@ -1,0 +1,50 @@
+// LogHistogram: durations in fixed logarithmic buckets, for percentiles in
+// bounded memory (docs/ANALYSIS.md states the error bound).
+//
+// Values below 32 have a bucket each; above, a bucket is a power of two and
+// the 4 bits after the leading one (16 buckets per octave). A quantile is the
+// middle of the nearest-rank value's bucket, clamped to [min, max]: at most
+// 1/32 relative error. count, total, min and max are exact.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace smprof::analysis {
+
+class LogHistogram {
+ public:
+  static constexpr int kSubBits = 4;
+  static constexpr std::int64_t kExactBelow = std::int64_t{2} << kSubBits;  // 32
+
+  void Add(std::int64_t value);
+  void Merge(const LogHistogram& other);
+
+  std::uint64_t count() const { return count_; }
+  std::int64_t total() const { return total_; }
+  std::int64_t min() const { return count_ ? min_ : 0; }
+  std::int64_t max() const { return count_ ? max_ : 0; }
+  std::int64_t mean() const { return count_ ? total_ / static_cast<std::int64_t>(count_) : 0; }
+  // Nearest-rank quantile, q in (0, 1]; 0 when empty.
+  std::int64_t Quantile(double q) const;
+
+  struct Bucket {
+    std::int64_t lo;
+    std::int64_t hi;  // exclusive
+    std::uint64_t count;
+  };
+  std::vector<Bucket> NonEmptyBuckets() const;
+
+  static int BucketIndex(std::int64_t value);
+  static std::int64_t BucketLow(int index);
+  static std::int64_t BucketWidth(int index);
+
+ private:
+  std::vector<std::uint64_t> counts_;  // grows to the largest bucket used
+  std::uint64_t count_ = 0;
+  std::int64_t total_ = 0;
+  std::int64_t min_ = 0;
+  std::int64_t max_ = 0;
+};
+
+}  // namespace smprof::analysis

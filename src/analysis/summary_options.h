@@ -1,0 +1,32 @@
+// Options of the summary (docs/ANALYSIS.md): the step pattern, top-k, the
+// timeline's bucket budget and the GPU reorder window.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace smprof::analysis {
+
+inline constexpr const char* kDefaultStepPattern = R"((?:ProfilerStep#|[Ss]tep[_# ]?|iteration[_ ]?)(\d*))";
+
+struct SummaryOptions {
+  std::string step_pattern = kDefaultStepPattern;
+  int top_k = 15;
+  int max_buckets = 200;
+  std::int64_t reorder_window_ns = 5'000'000'000;
+  std::size_t max_pending = std::size_t{1} << 16;  // GPU rows per GPU / ids per join and process
+};
+
+// A stream's wall-clock span so far; each metric extends it with the events it sees.
+struct WallSpan {
+  std::int64_t start_ns = INT64_MAX;
+  std::int64_t end_ns = INT64_MIN;
+  void Extend(std::int64_t start, std::int64_t end) {
+    if (start < start_ns) start_ns = start;
+    if (end > end_ns) end_ns = end;
+  }
+  bool empty() const { return start_ns > end_ns; }
+  std::int64_t length() const { return empty() ? 0 : end_ns - start_ns; }
+};
+
+}  // namespace smprof::analysis

@@ -1,0 +1,145 @@
+// The analysis aggregators on their own: percentiles of the log histogram
+// within their stated bound, the union of out-of-order GPU intervals, time
+// buckets that widen to stay bounded, and the bounded correlation join.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <numeric>
+#include <vector>
+
+#include "analysis/correlation_join.h"
+#include "analysis/interval_union.h"
+#include "analysis/log_histogram.h"
+#include "analysis/time_buckets.h"
+
+namespace smprof::analysis {
+namespace {
+
+TEST(LogHistogram, SmallValuesAreExact) {
+  LogHistogram h;
+  for (std::int64_t v : {3, 1, 2, 31}) h.Add(v);
+  EXPECT_EQ(h.count(), 4u);
+  EXPECT_EQ(h.total(), 37);
+  EXPECT_EQ(h.min(), 1);
+  EXPECT_EQ(h.max(), 31);
+  EXPECT_EQ(h.Quantile(0.5), 2);
+  EXPECT_EQ(h.Quantile(0.75), 3);
+}
+
+TEST(LogHistogram, QuantilesWithinOneThirtySecond) {
+  LogHistogram h;
+  std::vector<std::int64_t> values;
+  for (std::int64_t i = 1; i <= 10000; ++i) values.push_back(i * i * 37 + 1000);
+  for (auto v : values) h.Add(v);
+  for (double q : {0.01, 0.5, 0.9, 0.99, 1.0}) {
+    const auto rank = static_cast<std::size_t>(std::ceil(q * values.size()));
+    const std::int64_t exact = values[rank - 1];
+    EXPECT_LE(std::abs(h.Quantile(q) - exact), exact / 32) << q;
+  }
+  EXPECT_EQ(h.Quantile(1.0), values.back());
+}
+
+TEST(LogHistogram, BucketsTileTheLine) {
+  for (int i = 0; i < 900; ++i) {
+    EXPECT_EQ(LogHistogram::BucketLow(i) + LogHistogram::BucketWidth(i), LogHistogram::BucketLow(i + 1)) << i;
+    EXPECT_EQ(LogHistogram::BucketIndex(LogHistogram::BucketLow(i)), i);
+  }
+}
+
+TEST(LogHistogram, MergeEqualsAddingEverything) {
+  LogHistogram a, b, all;
+  for (std::int64_t v = 1; v < 5000; v += 7) (v % 2 ? a : b).Add(v), all.Add(v);
+  a.Merge(b);
+  EXPECT_EQ(a.count(), all.count());
+  EXPECT_EQ(a.total(), all.total());
+  EXPECT_EQ(a.Quantile(0.9), all.Quantile(0.9));
+}
+
+TEST(IntervalUnion, OverlapsCountOnce) {
+  IntervalUnion u(1000, 1 << 20, nullptr);
+  u.Add(0, 40);
+  u.Add(20, 60);
+  u.Add(100, 110);
+  u.Add(105, 108);
+  u.Flush();
+  EXPECT_EQ(u.union_ns(), 70);
+  EXPECT_EQ(u.late_records(), 0u);
+}
+
+TEST(IntervalUnion, OutOfOrderWithinWindowIsExact) {
+  IntervalUnion u(100, 1 << 20, nullptr);
+  u.Add(50, 60);
+  u.Add(0, 10);  // earlier, but within the window
+  u.Add(55, 70);
+  u.Flush();
+  EXPECT_EQ(u.union_ns(), 30);
+  EXPECT_EQ(u.late_records(), 0u);
+}
+
+TEST(IntervalUnion, LateRecordsAreCountedAndClipped) {
+  IntervalUnion u(10, 1 << 20, nullptr);
+  u.Add(0, 10);
+  u.Add(100, 110);
+  u.Add(200, 210);  // merges [0,10) and [100,110): the frontier is at 100
+  u.Add(5, 105);    // late: only [100, 105) could count, and it is covered already
+  u.Flush();
+  EXPECT_EQ(u.union_ns(), 30);
+  EXPECT_EQ(u.late_records(), 1u);
+}
+
+TEST(IntervalUnion, PendingRowsAreBounded) {
+  IntervalUnion u(INT64_MAX / 2, 4, nullptr);
+  for (int i = 9; i >= 0; --i) u.Add(i * 10, i * 10 + 5);  // reverse order, window never passes
+  u.Flush();
+  EXPECT_GT(u.late_records(), 0u);  // the cap forced merges before the earlier rows came
+}
+
+TEST(BucketSeries, IntervalsSpreadOverBuckets) {
+  BucketSeries s(0, 100);
+  s.AddInterval(kMinBucketNs / 2, 2 * kMinBucketNs);
+  const auto sums = s.Rebin(kMinBucketNs, 3);
+  EXPECT_EQ(sums[0], kMinBucketNs / 2);
+  EXPECT_EQ(sums[1], kMinBucketNs);
+  EXPECT_EQ(sums[2], 0);
+}
+
+TEST(BucketSeries, WidensToStayWithinMaxBuckets) {
+  BucketSeries s(0, 10);
+  s.Add(0, 1.0);
+  s.Add(25 * kMinBucketNs, 2.0);
+  EXPECT_EQ(s.width_ns(), 4 * kMinBucketNs);
+  const auto sums = s.Rebin(8 * kMinBucketNs, 4);
+  EXPECT_EQ(sums[0], 1.0);
+  EXPECT_EQ(sums[3], 2.0);
+  EXPECT_EQ(BucketWidthFor(25 * kMinBucketNs, 10), 4 * kMinBucketNs);
+}
+
+TEST(PendingById, TakesOnceAndEvictsOverCapacity) {
+  PendingById<int> p(2, 1000);
+  p.Put(1, 0, 10);
+  p.Put(2, 0, 20);
+  int value = 0;
+  EXPECT_TRUE(p.Take(1, &value));
+  EXPECT_EQ(value, 10);
+  EXPECT_FALSE(p.Take(1, &value));
+  p.Put(3, 0, 30);
+  p.Put(4, 0, 40);  // three waiting: the oldest (2) goes
+  EXPECT_FALSE(p.Take(2, &value));
+  EXPECT_EQ(p.evicted(), 1u);
+  EXPECT_TRUE(p.Take(4, &value));
+}
+
+TEST(PendingById, ForgetsEntriesOlderThanTheWindowUncounted) {
+  PendingById<int> p(100, 10);
+  p.Put(1, 0, 10);
+  p.Put(2, 50, 20);
+  int value = 0;
+  EXPECT_FALSE(p.Take(1, &value));
+  EXPECT_EQ(p.evicted(), 0u);
+  EXPECT_TRUE(p.Take(2, &value));
+}
+
+}  // namespace
+}  // namespace smprof::analysis
