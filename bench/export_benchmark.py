@@ -1,0 +1,166 @@
+"""Timeline export of big synthetic traces: time, peak memory and output size of
+``smprof export --format chrome`` (gzipped JSON) and ``--format perfetto``.
+
+    python3 bench/export_benchmark.py            # 1 M and 10 M events (a few minutes)
+    python3 bench/export_benchmark.py --quick    # smoke run, 20 k and 200 k events
+
+The trace is one rank file written by libsmprof's TraceWriter (tests/python/synthetic_trace.py):
+frames of 65,536 rows, half annotations (4 nesting levels, 64 names), a quarter CUDA launches and a
+quarter kernels on 4 streams with their correlation ids, and a few counters. Each export runs in a
+fresh process; its peak RSS (``wait4``) includes the interpreter, so a child that only imports smppy
+is measured as the baseline. The ratios of the big run to the small one show whether time grows
+with the events (linear) and memory does not (bounded).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests" / "python"))
+
+import synthetic_trace as st  # noqa: E402
+
+FRAME_ROWS = 65_536
+NAMES = [f"layer{i}.{part}" for i in range(16) for part in ("forward", "backward", "optimizer", "data")]
+KERNEL = "ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_stages_64x3_tn"
+EXPORT = (
+    "import sys, time; from smppy.export import export_timeline; start = time.perf_counter(); "
+    "export_timeline(sys.argv[1], sys.argv[2], format=sys.argv[3]); print(time.perf_counter() - start)"
+)
+VARIANTS = (
+    ("chrome", "trace.json"),
+    ("chrome", "trace.json.gz"),
+    ("perfetto", "trace.perfetto-trace"),
+    ("perfetto", "trace.perfetto-trace.gz"),
+)
+IMPORT_ONLY = "import smppy.export"
+
+
+def frame_of(sequence: int, first_row: int, rows: int):
+    """``rows`` events: rows/2 annotations, rows/4 launches, rows/4 kernels, 1 µs apart per row."""
+    pb = st.pb()
+    frame = pb.Frame(sequence=sequence)
+    frame.strings.extend([*NAMES, "cudaLaunchKernel", KERNEL])
+    frame.threads.add(tid=4242, name="python")
+    n_ann, n_gpu = rows // 2, rows // 4
+    base = first_row * 1_000
+    a = frame.annotations
+    a.base_ns = base
+    a.start_delta_ns.extend([0] + [2_000] * (n_ann - 1))
+    a.dur_ns.extend([1_500 - 300 * (i % 4) for i in range(n_ann)])
+    a.name_index.extend([i % len(NAMES) for i in range(n_ann)])
+    a.thread_index.extend([0] * n_ann)
+    a.depth.extend([i % 4 for i in range(n_ann)])
+    correlation = [first_row + i + 1 for i in range(n_gpu)]
+    api = frame.api_calls
+    api.base_ns = base + 100
+    api.start_delta_ns.extend([0] + [4_000] * (n_gpu - 1))
+    api.dur_ns.extend([3_000] * n_gpu)
+    api.name_index.extend([len(NAMES)] * n_gpu)
+    api.thread_index.extend([0] * n_gpu)
+    api.correlation_id.extend(correlation)
+    api.domain.extend([1] * n_gpu)
+    g = frame.gpu
+    g.base_ns = base + 5_000
+    g.start_delta_ns.extend([0] + [4_000] * (n_gpu - 1))
+    g.dur_ns.extend([3_500] * n_gpu)
+    zeros = [0] * n_gpu
+    for column, values in (
+        ("kind", [1] * n_gpu),
+        ("device", zeros),
+        ("context", [1] * n_gpu),
+        ("stream", [7 + i % 4 for i in range(n_gpu)]),
+        ("correlation_id", correlation),
+        ("name_index", [len(NAMES) + 1] * n_gpu),
+        ("kernel_class", [1] * n_gpu),
+        ("precision", [5] * n_gpu),
+        ("bytes", zeros),
+        ("copy_kind", zeros),
+        ("peer_device", zeros),
+        ("graph_id", zeros),
+        ("graph_node_id", zeros),
+        ("grid_x", [128] * n_gpu),
+        ("grid_y", [1] * n_gpu),
+        ("grid_z", [1] * n_gpu),
+        ("block_x", [256] * n_gpu),
+        ("block_y", [1] * n_gpu),
+        ("block_z", [1] * n_gpu),
+        ("shared_memory_bytes", [49_152] * n_gpu),
+        ("registers_per_thread", [96] * n_gpu),
+    ):
+        getattr(g, column).extend(values)
+    st.add_counter(frame, "process.rss_bytes", "bytes", [(base, 1 << 30)])
+    return frame
+
+
+def write_trace(directory: Path, events: int) -> Path:
+    pb = st.pb()
+    header = st.header(host="bench", monotonic_ns=0, realtime_ns=1_700_000_000_000_000_000)
+    frames = (
+        frame_of(i, first, min(FRAME_ROWS, events - first))
+        for i, first in enumerate(range(0, events, FRAME_ROWS))
+    )
+    return st.write_trace(directory / "rank0.smprof", header, frames, pb.Footer())
+
+
+def run_child(code: str, *args: str) -> tuple[float, int, str]:
+    """Wall seconds, peak RSS (bytes) and stdout of a fresh interpreter running ``code``."""
+    start = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-c", code, *args], stdout=subprocess.PIPE, text=True)
+    out = proc.stdout.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise SystemExit(f"child failed ({proc.returncode}): {code[:60]} {args}")
+    return time.perf_counter() - start, usage.ru_maxrss * 1024, out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--quick", action="store_true", help="small sizes, for CI")
+    args = parser.parse_args()
+    sizes = (20_000, 200_000) if args.quick else (1_000_000, 10_000_000)
+    _, import_rss, _ = run_child(IMPORT_ONLY)
+    print(f"baseline: python + import smppy.export, peak RSS {import_rss / 2**20:.0f} MiB")
+    print("| events | format | output | export s | events/s | peak RSS MiB | output bytes | bytes/event |")
+    print("| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: |")
+    results = {}
+    with tempfile.TemporaryDirectory(prefix="smprof-export-bench-") as tmp:
+        for events in sizes:
+            trace = write_trace(Path(tmp) / f"trace{events}", events)
+            print(
+                f"| {events:,} | smprof input | {trace.name} | | | | {trace.stat().st_size:,} |"
+                f" {trace.stat().st_size / events:.1f} |"
+            )
+            for fmt, name in VARIANTS:
+                out = Path(tmp) / f"{events}-{name}"
+                _, rss, stdout = run_child(EXPORT, str(trace.parent), str(out), fmt)
+                seconds = float(stdout)
+                size = out.stat().st_size
+                results[(events, name)] = (seconds, rss)
+                print(
+                    f"| {events:,} | {fmt} | {name} | {seconds:.2f} | {events / seconds:,.0f} |"
+                    f" {rss / 2**20:.0f} | {size:,} | {size / events:.1f} |"
+                )
+                out.unlink()
+            trace.unlink()
+    small, big = sizes
+    for _, name in VARIANTS:
+        (t0, m0), (t1, m1) = results[(small, name)], results[(big, name)]
+        print(
+            f"{name}: {big // small}x the events -> time ratio {t1 / t0:.1f}, peak RSS ratio {m1 / m0:.2f}"
+            f" ({(m1 - import_rss) / max(m0 - import_rss, 1):.2f} above the baseline)"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,239 @@
+#include "analysis/chrome_export.h"
+
+#include <charconv>
+#include <cstdio>
+#include <memory>
+#include <vector>
+
+#include "analysis/export_output.h"
+#include "analysis/slice_args.h"
+
+namespace smprof::analysis {
+
+namespace {
+
+// Trace Event Format: "X" complete events for slices, "C" counters, "s"/"f"
+// flow events bound to the enclosing slices, "M" metadata for names and
+// order. Timestamps are microseconds since the job's start, with the
+// nanoseconds as three fractional digits (exact, unlike a double of
+// microseconds since the epoch).
+class ChromeSink : public TimelineSink {
+ public:
+  explicit ChromeSink(ExportOutput* out) : out_(out) {}
+
+  void OnStart(std::int64_t job_start_wall_ns) override {
+    origin_ = job_start_wall_ns;
+    out_->Write("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
+  }
+
+  void Finish() {
+    event_.clear();
+    event_ += "\n],\"otherData\":{\"exporter\":\"smprof\",\"job_start_wall_ns\":";
+    AppendInt(origin_);
+    event_ += "}}\n";
+    out_->Write(event_);
+  }
+
+  void OnProcess(const TimelineProcess& p) override {
+    Metadata(p.id, 0, "process_name", p.name);
+    Metadata(p.id, 0, "process_sort_index", p.sort_index);
+  }
+
+  void OnTrack(const TimelineTrack& t) override {
+    if (t.kind == TrackKind::kCounter) return;  // a counter's track is named by its events
+    Metadata(t.process, t.tid, "thread_name", t.name);
+    Metadata(t.process, t.tid, "thread_sort_index", t.sort_index);
+  }
+
+  void OnSlice(const TimelineSlice& s) override {
+    BeginEvent('X', s.track->process, s.track->tid, s.start_wall_ns);
+    event_ += ",\"dur\":";
+    AppendMicros(s.dur_ns);
+    event_ += ",\"cat\":\"";
+    event_ += Category(s.track->kind);
+    event_ += "\",\"name\":";
+    AppendString(s.name);
+    args_.clear();
+    CollectSliceArgs(s, &args_);
+    if (!args_.empty()) {
+      event_ += ",\"args\":{";
+      for (std::size_t i = 0; i < args_.size(); ++i) {
+        if (i) event_ += ',';
+        AppendString(args_[i].key);
+        event_ += ':';
+        if (args_[i].is_string) {
+          AppendString(args_[i].string_value);
+        } else {
+          AppendInt(args_[i].int_value);
+        }
+      }
+      event_ += '}';
+    }
+    EndEvent();
+  }
+
+  void OnCounter(const TimelineTrack& t, std::int64_t wall_ns, double value) override {
+    BeginEvent('C', t.process, 0, wall_ns);
+    event_ += ",\"name\":";
+    AppendString(t.name);
+    event_ += ",\"args\":{\"value\":";
+    char buf[32];
+    const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);
+    event_.append(buf, ec == std::errc() ? end - buf : 0);
+    event_ += "}";
+    EndEvent();
+  }
+
+  void OnFlow(std::uint64_t id, const TimelineTrack& launch, std::int64_t launch_wall_ns, const TimelineTrack& work,
+              std::int64_t work_wall_ns) override {
+    FlowEvent('s', id, launch, launch_wall_ns);
+    FlowEvent('f', id, work, work_wall_ns);
+  }
+
+ private:
+  static std::string_view Category(TrackKind kind) {
+    switch (kind) {
+      case TrackKind::kThread:
+        return "annotation";
+      case TrackKind::kCudaApi:
+        return "cuda_api";
+      case TrackKind::kNvtx:
+        return "nvtx";
+      case TrackKind::kGpuStream:
+        return "gpu";
+      case TrackKind::kCuptiOverhead:
+        return "cupti_overhead";
+      case TrackKind::kCounter:
+        break;
+    }
+    return "counter";
+  }
+
+  void FlowEvent(char phase, std::uint64_t id, const TimelineTrack& track, std::int64_t wall_ns) {
+    BeginEvent(phase, track.process, track.tid, wall_ns);
+    event_ += ",\"cat\":\"launch\",\"name\":\"launch\",\"id\":";
+    AppendInt(static_cast<std::int64_t>(id));
+    if (phase == 'f') event_ += ",\"bp\":\"e\"";
+    EndEvent();
+  }
+
+  template <typename Value>
+  void Metadata(std::uint32_t pid, std::uint64_t tid, std::string_view name, const Value& value) {
+    event_.clear();
+    event_ += first_ ? "\n" : ",\n";
+    first_ = false;
+    event_ += "{\"ph\":\"M\",\"pid\":";
+    AppendInt(pid);
+    event_ += ",\"tid\":";
+    AppendInt(static_cast<std::int64_t>(tid));
+    event_ += ",\"name\":\"";
+    event_ += name;
+    event_ += "\",\"args\":{";
+    if constexpr (std::is_integral_v<Value>) {
+      event_ += "\"sort_index\":";
+      AppendInt(value);
+    } else {
+      event_ += "\"name\":";
+      AppendString(value);
+    }
+    event_ += '}';
+    EndEvent();
+  }
+
+  void BeginEvent(char phase, std::uint32_t pid, std::uint64_t tid, std::int64_t wall_ns) {
+    event_.clear();
+    event_ += first_ ? "\n" : ",\n";
+    first_ = false;
+    event_ += "{\"ph\":\"";
+    event_ += phase;
+    event_ += "\",\"pid\":";
+    AppendInt(pid);
+    event_ += ",\"tid\":";
+    AppendInt(static_cast<std::int64_t>(tid));
+    event_ += ",\"ts\":";
+    AppendMicros(wall_ns - origin_);
+  }
+
+  void EndEvent() {
+    event_ += '}';
+    out_->Write(event_);
+  }
+
+  void AppendInt(std::int64_t v) {
+    char buf[24];
+    const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+    event_.append(buf, end - buf);
+  }
+
+  // ns as microseconds with three fractional digits.
+  void AppendMicros(std::int64_t ns) {
+    if (ns < 0) {
+      event_ += '-';
+      ns = -ns;
+    }
+    AppendInt(ns / 1000);
+    char frac[5] = {'.', static_cast<char>('0' + ns % 1000 / 100), static_cast<char>('0' + ns % 100 / 10),
+                    static_cast<char>('0' + ns % 10), 0};
+    event_ += frac;
+  }
+
+  void AppendString(std::string_view s) {
+    event_ += '"';
+    for (const char c : s) {
+      switch (c) {
+        case '"':
+          event_ += "\\\"";
+          break;
+        case '\\':
+          event_ += "\\\\";
+          break;
+        case '\n':
+          event_ += "\\n";
+          break;
+        case '\t':
+          event_ += "\\t";
+          break;
+        case '\r':
+          event_ += "\\r";
+          break;
+        default:
+          if (static_cast<unsigned char>(c) < 0x20) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
+            event_ += buf;
+          } else {
+            event_ += c;  // UTF-8 passes through
+          }
+      }
+    }
+    event_ += '"';
+  }
+
+  ExportOutput* out_;
+  std::int64_t origin_ = 0;
+  bool first_ = true;
+  std::string event_;  // the event being written, reused
+  std::vector<SliceArg> args_;
+};
+
+}  // namespace
+
+Status ExportChromeTrace(const TimelineOptions& options, const std::string& path, bool gzip, TimelineStats* stats,
+                         std::uint64_t* file_bytes) {
+  std::unique_ptr<ExportOutput> out;
+  Status status = ExportOutput::Open(path, gzip, &out);
+  if (!status.ok()) return status;
+  ChromeSink sink(out.get());
+  status = WalkTimeline(options, &sink, stats);
+  if (!status.ok()) {
+    out->Close();
+    std::remove(path.c_str());
+    return status;
+  }
+  sink.Finish();
+  status = out->Close();
+  *file_bytes = out->file_bytes();
+  return status;
+}
+
+}  // namespace smprof::analysis
