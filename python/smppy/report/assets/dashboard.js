@@ -1,0 +1,522 @@
+// The smprof report page: draws the panels from the summary that smppy.analysis.summarize()
+// computed (docs/ANALYSIS.md has its schema; docs/REPORT.md describes the panels). The page only
+// displays those numbers; it computes no metric of its own.
+//
+// Every string from a trace (kernel and annotation names, hosts, command lines) is data: it
+// reaches the DOM through textContent, <option> text or plotly's text rendering (escaped with
+// plotlyText first, so a name is shown exactly as it is), never through innerHTML.
+"use strict";
+
+(function () {
+  const payload = JSON.parse(document.getElementById("smprof-data").textContent);
+  const summary = payload.summary;
+  const gpu = summary.gpu;
+  const cpu = summary.cpu;
+  const timeline = summary.timeline;
+  const TOP_N = 15;
+  // No "Share chart" button: it would upload the chart to Plotly's cloud.
+  const PLOT_CONFIG = { displaylogo: false, responsive: true, showSendToCloud: false, showLink: false, showTips: false };
+  const COLORS = ["#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#eeca3b", "#b279a2",
+    "#ff9da6", "#9d755d", "#bab0ac"];
+
+  // ---- DOM helpers: text only --------------------------------------------------------------
+
+  function el(tag, className, text) {
+    const node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text !== undefined) node.textContent = String(text);
+    return node;
+  }
+
+  function append(parent, ...children) {
+    for (const child of children) parent.appendChild(child);
+    return parent;
+  }
+
+  function table(headers, rows) {
+    const t = el("table");
+    const head = t.createTHead().insertRow();
+    for (const h of headers) append(head, el("th", "", h));
+    const body = t.createTBody();
+    for (const row of rows) {
+      const tr = body.insertRow();
+      for (const cell of row) append(tr, el("td", "", cell));
+    }
+    return t;
+  }
+
+  // ---- formatting ----------------------------------------------------------------------------
+
+  function duration(ns) {
+    if (ns === null || ns === undefined) return "n/a";
+    const abs = Math.abs(ns);
+    if (abs >= 60e9) return (ns / 60e9).toFixed(2) + " min";
+    if (abs >= 1e9) return (ns / 1e9).toFixed(3) + " s";
+    if (abs >= 1e6) return (ns / 1e6).toFixed(3) + " ms";
+    if (abs >= 1e3) return (ns / 1e3).toFixed(2) + " µs";
+    return ns + " ns";
+  }
+
+  function percent(value) {
+    return value === null || value === undefined ? "n/a" : value.toFixed(1) + " %";
+  }
+
+  function bytes(n) {
+    const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let i = 0;
+    while (n >= 1024 && i < units.length - 1) { n /= 1024; i++; }
+    return (i === 0 ? n : n.toFixed(1)) + " " + units[i];
+  }
+
+  // Plotly parses a few HTML-like tags (<b>, <br>, <a>) in its text and decodes entities; escaping
+  // the entity characters makes it show a name exactly as written, "<" and all.
+  function plotlyText(name) {
+    return String(name).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+  }
+
+  // An axis label for the i-th listed name: numbered (so truncated names never merge) and short.
+  function shortLabel(i, name) {
+    const s = String(name);
+    return plotlyText((i + 1) + ". " + (s.length > 60 ? s.slice(0, 57) + "…" : s));
+  }
+
+  function processLabel(row) {
+    return row.host + " · rank " + row.rank + (row.device !== undefined ? " · GPU " + row.device : "");
+  }
+
+  // ---- panels --------------------------------------------------------------------------------
+
+  const panels = document.getElementById("panels");
+
+  // A panel: a titled section whose body the draw function fills; a draw function that throws
+  // shows the error in its panel (and the console) without taking the other panels down.
+  function panel(id, title, help, draw) {
+    const section = el("section", "panel");
+    section.dataset.panel = id;
+    append(section, el("h2", "", title), el("p", "help", help));
+    const body = el("div", "body");
+    append(section, body);
+    append(panels, section);
+    try {
+      draw(body);
+    } catch (err) {
+      console.error("smprof report: panel " + id + " failed:", err);
+      append(body, el("p", "why-empty", "this panel could not be drawn: " + err));
+    }
+  }
+
+  function whyEmpty(body, reason) {
+    append(body, el("p", "why-empty", reason));
+  }
+
+  function plot(body, traces, layout) {
+    const div = el("div", "plot");
+    append(body, div);
+    const base = {
+      margin: { l: 60, r: 20, t: 30, b: 50 },  // the top margin holds plotly's toolbar
+      height: 340,
+      font: { family: "system-ui, sans-serif", size: 12 },
+      paper_bgcolor: "rgba(0,0,0,0)",
+      plot_bgcolor: "rgba(0,0,0,0)",
+      colorway: COLORS,
+    };
+    Plotly.newPlot(div, traces, Object.assign(base, layout || {}), PLOT_CONFIG);
+    return div;
+  }
+
+  function statLine(body, text) {
+    append(body, el("p", "stat", text));
+  }
+
+  // Why a GPU panel is empty: the summary's reason (which quotes the cuda collector's) when no GPU
+  // activity was recorded at all, else that the trace holds none of `what`.
+  function gpuReason(what) {
+    return gpu.reason || "no " + what + " in the trace";
+  }
+
+  // Why a CPU panel is empty: the summary's reason, and the reasons the cpu collectors recorded.
+  function cpuReason() {
+    const off = summary.collectors.filter((c) => c.name === "cpu" && !c.active && c.reason);
+    const reasons = [...new Set(off.map((c) => c.reason))];
+    return (cpu.reason || "no CPU samples in the trace") + (reasons.length ? ": " + reasons.join("; ") : "");
+  }
+
+  function statsText(stats) {
+    return stats.count + " × · mean " + duration(stats.mean_ns) + " · p50 " + duration(stats.p50_ns) +
+      " · p90 " + duration(stats.p90_ns) + " · p99 " + duration(stats.p99_ns) + " · max " +
+      duration(stats.max_ns) + " · total " + duration(stats.total_ns);
+  }
+
+  // The unit that shows `ns` with one to three digits before the point.
+  function timeUnit(ns) {
+    if (ns >= 1e9) return { scale: 1e9, name: "s" };
+    if (ns >= 1e6) return { scale: 1e6, name: "ms" };
+    if (ns >= 1e3) return { scale: 1e3, name: "µs" };
+    return { scale: 1, name: "ns" };
+  }
+
+  // A bar chart of a summary histogram ([lo_ns, hi_ns, count] rows): one bar per bucket, as wide
+  // as the bucket, on an axis that spans the buckets.
+  function histogram(body, stats, name) {
+    const bins = stats.histogram;
+    const lo = bins[0][0];
+    const hi = bins[bins.length - 1][1];
+    const unit = timeUnit(hi);
+    const pad = Math.max((hi - lo) * 0.05, hi - bins[bins.length - 1][0]);
+    return plot(body, [{
+      type: "bar",
+      name: plotlyText(name),
+      x: bins.map((b) => (b[0] + b[1]) / 2 / unit.scale),
+      width: bins.map((b) => (b[1] - b[0]) / unit.scale),
+      y: bins.map((b) => b[2]),
+      customdata: bins.map((b) => duration(b[0]) + " – " + duration(b[1])),
+      hovertemplate: "%{customdata}: %{y}<extra></extra>",
+      marker: { color: COLORS[0] },
+    }], {
+      xaxis: { title: { text: "duration (" + unit.name + ")" }, range: [Math.max(0, lo - pad) / unit.scale, (hi + pad) / unit.scale] },
+      yaxis: { title: { text: "count" } },
+      bargap: 0,
+    });
+  }
+
+  function pie(body, rows, label, value, text) {
+    return plot(body, [{
+      type: "pie",
+      labels: rows.map(label),
+      values: rows.map(value),
+      text: rows.map(text),
+      textinfo: "percent",
+      hovertemplate: "%{label}<br>%{text}<br>%{percent}<extra></extra>",
+      sort: false,
+      hole: 0.35,
+    }], { margin: { l: 10, r: 10, t: 30, b: 10 }, legend: { font: { size: 11 } } });
+  }
+
+  // Kernels listed by the summary, without its "other" row.
+  function listed(rows) {
+    return rows.filter((r) => !r.other);
+  }
+
+  // The first k listed rows plus one row holding everything after them (the summary's own
+  // "other" row included), so any k up to the listed count is the same top-k + other view.
+  function topKAndOther(rows, k, field) {
+    const head = listed(rows).slice(0, k);
+    const rest = rows.slice(head.length).reduce((sum, r) => sum + r[field], 0);
+    return { head: head, rest: rest };
+  }
+
+  // ---- banner and metadata ---------------------------------------------------------------------
+
+  function drawBanner() {
+    const banner = document.getElementById("banner");
+    const drops = Object.entries(summary.drops).filter((kv) => kv[1] > 0);
+    if (!summary.warnings.length && !drops.length) return;
+    banner.hidden = false;
+    append(banner, el("strong", "", "Warnings"));
+    const list = el("ul");
+    for (const [name, count] of drops) {
+      append(list, el("li", "drop", count + " " + name.replace(/_/g, " ")));
+    }
+    for (const warning of summary.warnings) append(list, el("li", "warning", warning));
+    append(banner, list);
+  }
+
+  function drawMetadata(body) {
+    const job = summary.job;
+    const facts = [
+      ["job", job.jobs.join(", ") || "n/a"],
+      ["hosts", job.hosts.join(", ")],
+      ["ranks", job.ranks.length + " of world size " + job.world_size],
+      ["span", duration(job.span_ns) + " from " + new Date(job.start_wall_ns / 1e6).toISOString()],
+      ["files", job.files.length + " (" + bytes(job.files.reduce((s, f) => s + f.bytes, 0)) + ")"],
+      ["step pattern", summary.steps.pattern],
+    ];
+    const dl = el("dl");
+    for (const [k, v] of facts) append(dl, el("dt", "", k), el("dd", "", v));
+    append(body, dl);
+    append(body, el("h3", "", "Processes"));
+    append(body, table(
+      ["host", "rank", "pid", "span", "annotations", "GPU active", "CPU utilization", "steps", "command line"],
+      job.processes.map((p) => {
+        const r = summary.ranks.find((x) => x.host === p.host && x.rank === p.rank && x.pid === p.pid) || {};
+        return [p.host, p.rank + (p.forked_child ? " (forked child)" : ""), p.pid, duration(p.span_ns),
+          r.annotations ?? "", percent(r.gpu_active_percent), percent(r.cpu_utilization_percent),
+          r.steps ? r.steps.count : "", p.argv.join(" ")];
+      })));
+    append(body, el("h3", "", "Devices"));
+    if (job.devices.length) {
+      append(body, table(["host", "rank", "GPU", "name", "UUID", "SMs", "memory", "compute capability"],
+        job.devices.map((d) => [d.host, d.rank, d.id, d.name, d.uuid, d.sm_count,
+          bytes(d.global_memory_bytes), d.compute_capability])));
+    } else {
+      append(body, el("p", "note", gpuReason("GPU devices")));
+    }
+    const inactive = summary.collectors.filter((c) => !c.active);
+    if (inactive.length) {
+      append(body, el("h3", "", "Collectors that did not run"));
+      append(body, table(["host", "rank", "pid", "collector", "reason"],
+        inactive.map((c) => [c.host, c.rank, c.pid, c.name, c.reason])));
+    }
+  }
+
+  // ---- GPU and CPU time ------------------------------------------------------------------------
+
+  function drawGpuActive(body) {
+    if (!gpu.devices.length) return whyEmpty(body, gpuReason("GPU activity"));
+    statLine(body, "all GPUs: " + duration(gpu.active_ns) + " active, " + percent(gpu.active_percent) +
+      " of their processes' spans");
+    plot(body, [{
+      type: "bar",
+      orientation: "h",
+      y: gpu.devices.map((d) => plotlyText(processLabel(d))),
+      x: gpu.devices.map((d) => d.active_percent),
+      text: gpu.devices.map((d) => duration(d.active_ns)),
+      hovertemplate: "%{y}<br>%{x:.1f} % active (%{text})<extra></extra>",
+    }], { xaxis: { title: { text: "active % of span" }, range: [0, 100] }, margin: { l: 180, r: 20, t: 30, b: 50 } });
+  }
+
+  function seconds(i) {
+    return (i * timeline.bucket_ns) / 1e9;
+  }
+
+  function timeAxis() {
+    return { title: { text: "seconds since job start (bucket " + duration(timeline.bucket_ns) + ")" } };
+  }
+
+  function drawGpuUtilization(body) {
+    if (!timeline.gpu_per_node.length) return whyEmpty(body, gpuReason("GPU activity"));
+    const nodes = timeline.gpu_per_node.map((n) => ({
+      type: "scatter", mode: "lines", name: plotlyText(n.host + " (" + n.gpus + " GPU" + (n.gpus === 1 ? ")" : "s)")),
+      x: n.busy_fraction.map((_, i) => seconds(i)), y: n.busy_fraction.map((f) => f * 100),
+    }));
+    const devices = timeline.gpu_per_device.map((d) => ({
+      type: "scatter", mode: "lines", visible: "legendonly", line: { dash: "dot" },
+      name: plotlyText(processLabel(d)),
+      x: d.busy_fraction.map((_, i) => seconds(i)), y: d.busy_fraction.map((f) => f * 100),
+    }));
+    plot(body, nodes.concat(devices), { xaxis: timeAxis(), yaxis: { title: { text: "busy %" }, range: [0, 105] } });
+  }
+
+  function drawCpuActive(body) {
+    if (!cpu.hosts.length) return whyEmpty(body, cpuReason());
+    plot(body, [{
+      type: "bar",
+      x: cpu.hosts.map((h) => plotlyText(h.host)),
+      y: cpu.hosts.map((h) => h.active_ns / 1e9),
+      text: cpu.hosts.map((h) => percent(h.utilization_percent) + " of " + h.cores.length + " cores"),
+      hovertemplate: "%{x}<br>%{y:.2f} core-seconds busy<br>%{text}<extra></extra>",
+    }], { yaxis: { title: { text: "busy core-seconds" } } });
+  }
+
+  function drawCpuUtilization(body) {
+    if (!timeline.cpu_per_node.length) return whyEmpty(body, cpuReason());
+    plot(body, timeline.cpu_per_node.map((n) => ({
+      // Markers too: a bucket between two buckets without samples is a point, not a line.
+      type: "scatter", mode: "lines+markers", marker: { size: 4 }, name: plotlyText(n.host), connectgaps: false,
+      x: n.utilization_percent.map((_, i) => seconds(i)), y: n.utilization_percent,
+    })), { xaxis: timeAxis(), yaxis: { title: { text: "machine CPU utilization %" }, range: [0, 105] } });
+  }
+
+  // ---- kernels -------------------------------------------------------------------------------
+
+  const kernels = gpu.kernels;
+  let topK = Math.max(1, Math.min(payload.report.top_k, listed(kernels.by_time).length || 1));
+  const topKRedraws = [];
+
+  // The "top-k + other" pie of `field` over `rows`, redrawn when the page's k changes.
+  function drawTopKPie(body, rows, field, describe) {
+    if (!kernels.count) return whyEmpty(body, gpuReason("GPU kernels"));
+    const holder = el("div");
+    append(body, holder);
+    const draw = () => {
+      const { head, rest } = topKAndOther(rows, topK, field);
+      const shown = head.map((r, i) => ({ label: shortLabel(i, r.name), value: r[field], text: describe(r) }));
+      if (rest > 0) shown.push({ label: "other", value: rest, text: "all other kernels" });
+      holder.replaceChildren();
+      pie(holder, shown, (r) => r.label, (r) => r.value, (r) => r.text);
+    };
+    topKRedraws.push(draw);
+    draw();
+  }
+
+  function topKControl() {
+    const wrap = el("div", "control");
+    const label = el("label", "", "kernels shown before \"other\" (k): ");
+    const input = el("input");
+    input.type = "number";
+    input.id = "top-k";
+    input.min = "1";
+    input.max = String(Math.max(1, listed(kernels.by_time).length, listed(kernels.by_launches).length));
+    input.value = String(topK);
+    input.addEventListener("change", () => {
+      const k = parseInt(input.value, 10);
+      if (!(k >= 1)) return;
+      topK = Math.min(k, parseInt(input.max, 10));
+      input.value = String(topK);
+      for (const redraw of topKRedraws) redraw();
+    });
+    label.htmlFor = "top-k";
+    append(wrap, label, input, el("span", "hint", " (up to " + input.max + ", the kernels the summary lists)"));
+    return wrap;
+  }
+
+  function drawKernelTimeTopK(body) {
+    if (kernels.count) {
+      append(body, topKControl());
+      statLine(body, kernels.distinct + " distinct kernels, " + kernels.count + " launches, " +
+        duration(kernels.time_ns) + " in all");
+    }
+    drawTopKPie(body, kernels.by_time, "time_ns", (r) => duration(r.time_ns) + ", " + r.launches + " launches");
+  }
+
+  function drawKernelLaunchesTopK(body) {
+    drawTopKPie(body, kernels.by_launches, "launches", (r) => r.launches + " launches, " + duration(r.time_ns));
+  }
+
+  // Horizontal bars of the first TOP_N listed rows, the first on top.
+  function drawTopKernelsBar(body, rows, field, axisTitle, describe) {
+    if (!kernels.count) return whyEmpty(body, gpuReason("GPU kernels"));
+    horizontalBars(body, listed(rows).slice(0, TOP_N), (r) => (field === "time_ns" ? r.time_ns / 1e6 : r.launches),
+      axisTitle, describe);
+  }
+
+  function horizontalBars(body, rows, value, axisTitle, describe) {
+    const bottomUp = (f) => rows.map(f).reverse();
+    plot(body, [{
+      type: "bar",
+      orientation: "h",
+      y: bottomUp((r, i) => shortLabel(i, r.name)),
+      x: bottomUp(value),
+      customdata: bottomUp((r) => plotlyText(r.name)),
+      text: bottomUp(describe),
+      textposition: "none",
+      hovertemplate: "%{customdata}<br>%{text}<extra></extra>",
+    }], {
+      height: Math.max(240, 60 + 26 * rows.length),
+      xaxis: { title: { text: axisTitle } },
+      yaxis: { automargin: true },
+      margin: { l: 20, r: 20, t: 30, b: 50 },
+    });
+  }
+
+  // ---- shares ----------------------------------------------------------------------------------
+
+  function drawShares(body, rows, key, what) {
+    const present = rows.filter((r) => r.time_ns > 0);
+    if (!present.length) return whyEmpty(body, gpuReason(what));
+    pie(body, present, (r) => r[key], (r) => r.time_ns,
+      (r) => duration(r.time_ns) + ", " + r.count + " ×" + (r.bytes ? ", " + bytes(r.bytes) : ""));
+  }
+
+  // ---- steps and annotations ---------------------------------------------------------------------
+
+  function noSteps() {
+    return "no steps: no annotation matches the step pattern " + summary.steps.pattern +
+      " (set another with smprof report --step-pattern)";
+  }
+
+  function drawStepDistribution(body) {
+    const stats = summary.steps.stats;
+    if (!stats.count) return whyEmpty(body, noSteps());
+    statLine(body, "steps: " + statsText(stats));
+    histogram(body, stats, "step time");
+  }
+
+  function drawStepsPerRank(body) {
+    const perRank = summary.steps.per_rank.filter((r) => r.stats.count);
+    if (!perRank.length) return whyEmpty(body, noSteps());
+    const slowest = summary.steps.slowest_rank;
+    const isSlowest = (r) => slowest && r.host === slowest.host && r.rank === slowest.rank && r.pid === slowest.pid;
+    if (slowest) {
+      statLine(body, "slowest rank: " + slowest.host + " rank " + slowest.rank + " (pid " + slowest.pid +
+        "), mean step " + duration(slowest.mean_ns));
+    }
+    const x = perRank.map((r) => plotlyText(r.host + " · rank " + r.rank + " · pid " + r.pid));
+    const ms = (f) => perRank.map((r) => r.stats[f] / 1e6);
+    plot(body, [
+      { type: "bar", name: "mean", x: x, y: ms("mean_ns"),
+        marker: { color: perRank.map((r) => (isSlowest(r) ? "#e45756" : COLORS[0])) } },
+      { type: "scatter", mode: "markers", name: "p50", x: x, y: ms("p50_ns"), marker: { symbol: "circle", size: 9, color: "#333" } },
+      { type: "scatter", mode: "markers", name: "p90", x: x, y: ms("p90_ns"), marker: { symbol: "triangle-up", size: 9, color: "#f58518" } },
+      { type: "scatter", mode: "markers", name: "max", x: x, y: ms("max_ns"), marker: { symbol: "x", size: 9, color: "#b279a2" } },
+    ], { yaxis: { title: { text: "step time (ms)" } } });
+  }
+
+  function drawLaunchLatency(body) {
+    const stats = gpu.launch_latency;
+    if (!stats.count) {
+      return whyEmpty(body, gpu.reason || "no kernel could be joined to its launch (no correlation ids in the trace)");
+    }
+    statLine(body, "launch to start: " + statsText(stats));
+    histogram(body, stats, "launch latency");
+  }
+
+  function drawAnnotationHistogram(body) {
+    const annotations = summary.annotations;
+    if (!annotations.length) return whyEmpty(body, "no annotations recorded in the trace");
+    const wrap = el("div", "control");
+    const label = el("label", "", "annotation: ");
+    const select = el("select");
+    select.id = "annotation-picker";
+    label.htmlFor = select.id;
+    annotations.forEach((a, i) => {
+      const option = el("option", "", a.name + " (" + a.stats.count + ")");
+      option.value = String(i);
+      append(select, option);
+    });
+    append(wrap, label, select);
+    append(body, wrap);
+    const name = el("p", "stat annotation-name");
+    const stats = el("p", "stat");
+    const holder = el("div");
+    append(body, name, stats, holder);
+    const draw = () => {
+      const a = annotations[parseInt(select.value, 10)];
+      name.textContent = a.name;
+      stats.textContent = statsText(a.stats);
+      holder.replaceChildren();
+      histogram(holder, a.stats, a.name);
+    };
+    select.addEventListener("change", draw);
+    draw();
+  }
+
+  function drawGpuPerAnnotation(body) {
+    const rows = gpu.per_annotation.slice(0, TOP_N);
+    if (!rows.length) {
+      return whyEmpty(body, gpu.reason ||
+        "no GPU work ran under an annotation (no external correlation records in the trace)");
+    }
+    horizontalBars(body, rows, (r) => r.gpu_time_ns / 1e6, "GPU time (ms)",
+      (r) => duration(r.gpu_time_ns) + ", " + r.activities + " GPU activities");
+  }
+
+  // ---- the page ----------------------------------------------------------------------------------
+
+  document.getElementById("subtitle").textContent = summary.job.hosts.length + " host(s), " +
+    summary.job.ranks.length + " rank(s), " + duration(summary.job.span_ns) + " · written " + payload.report.written;
+  drawBanner();
+  panel("metadata", "Job", "Hosts, ranks, devices and command lines of the traced processes.", drawMetadata);
+  panel("gpu-active", "GPU active time", "Per GPU, the union of its kernel, memcpy and memset intervals over its process's span.", drawGpuActive);
+  panel("gpu-utilization", "GPU utilization over time per node", "Busy fraction of each node's GPUs per time bucket (per-GPU lines in the legend).", drawGpuUtilization);
+  panel("cpu-active", "CPU active time", "Busy core-seconds per host, from the per-core utilization counters.", drawCpuActive);
+  panel("cpu-utilization", "CPU utilization over time", "Machine CPU utilization per host and time bucket.", drawCpuUtilization);
+  panel("kernel-time-topk", "Time spent by all GPU kernels", "Kernel time of the top k kernels and all others.", drawKernelTimeTopK);
+  panel("kernel-time-top15", "Time by the top 15 kernels", "The 15 kernels with the most GPU time.", (b) =>
+    drawTopKernelsBar(b, kernels.by_time, "time_ns", "GPU time (ms)", (r) => duration(r.time_ns) + ", " + r.launches + " launches"));
+  panel("kernel-launches-topk", "Launch counts of all kernels", "Launches of the top k kernels and all others (k as above).", drawKernelLaunchesTopK);
+  panel("kernel-launches-top15", "Launch counts of the top 15 kernels", "The 15 most launched kernels.", (b) =>
+    drawTopKernelsBar(b, kernels.by_launches, "launches", "launches", (r) => r.launches + " launches, " + duration(r.time_ns)));
+  panel("step-time", "Step time distribution", "Durations of the step annotations of all ranks.", drawStepDistribution);
+  panel("step-time-per-rank", "Step time per rank", "Mean (bar), p50, p90 and max step time of each rank; the slowest rank is red.", drawStepsPerRank);
+  panel("precision", "Kernel precision distribution", "Kernel time by arithmetic precision, inferred from kernel names.", (b) =>
+    drawShares(b, gpu.precision, "precision", "GPU kernels"));
+  panel("gpu-activity", "GPU activity distribution", "GPU time of kernels, memory copies, memory sets and synchronizations.", (b) =>
+    drawShares(b, gpu.activity, "kind", "GPU activity"));
+  panel("memory-ops", "GPU memory operations distribution", "Time of memory copies by direction, and of memory sets.", (b) =>
+    drawShares(b, gpu.memory_ops, "kind", "memory copies or sets"));
+  panel("launch-latency", "Kernel launch latency", "From the launch API call's start to the kernel's start on the GPU.", drawLaunchLatency);
+  panel("annotation-histogram", "Annotation durations", "The duration histogram of the annotation picked from the list.", drawAnnotationHistogram);
+  panel("gpu-per-annotation", "GPU time per annotation", "GPU work launched under each annotation (the innermost one).", drawGpuPerAnnotation);
+  document.body.dataset.rendered = "true";
+})();
