@@ -5,7 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-apt_packages=(libprotobuf-dev protobuf-compiler libzstd-dev libgtest-dev libpfm4-dev clang-format ninja-build)
+apt_packages=(libprotobuf-dev protobuf-compiler libzstd-dev libgtest-dev libpfm4-dev clang-format ninja-build
+              chromium chromium-driver  # the browser the report tests open the HTML in
+              zlib1g-dev)  # gzip output of smprof export
 missing=()
 for p in "${apt_packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -21,7 +23,9 @@ fi
 python3 -m pip --version >/dev/null
 # "pip name=import name"; torch is pinned to the CPU build on disk.
 python_packages=(scikit-build-core=scikit_build_core pybind11=pybind11 cmake=cmake pytest=pytest ruff=ruff
-                 "torch==2.13.0=torch" protobuf=google.protobuf)
+                 "torch==2.13.0=torch" protobuf=google.protobuf boto3=boto3 "moto[server]=moto"
+                 plotly=plotly selenium=selenium  # report: plotly.js inlined; its browser tests
+                 pandas=pandas)  # smppy.analysis.load returns DataFrames when it is installed
 to_install=()
 for entry in "${python_packages[@]}"; do
   python3 -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('${entry##*=}') is None)" 2>/dev/null \

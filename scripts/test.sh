@@ -21,9 +21,20 @@ ctest --test-dir "$build" --output-on-failure -j 2
 echo "== C++: benchmark smoke run (numbers are not checked)"
 "$build/bench/annotate_benchmark" --quick >/dev/null
 "$build/bench/cpu_sampler_benchmark" --quick >/dev/null
+"$build/bench/reader_benchmark" --quick >/dev/null
+if [ -x "$build/bench/gpu_records_benchmark" ]; then  # built where the CUPTI headers are
+  "$build/bench/gpu_records_benchmark" --quick >/dev/null
+fi
 
 echo "== C++: find_package(smprof) consumer"
 bash tests/cmake_consumer/run.sh "$build"
 
+if command -v nvcc > /dev/null 2>&1; then
+  echo "== CUDA example: compile only (examples/cuda; scripts/gpu_check.sh runs it on a GPU)"
+  bash examples/cuda/build.sh "$build" "$build/cuda-example" 90 > /dev/null
+fi
+
 echo "== Python"
+python3 bench/export_benchmark.py --quick >/dev/null
+python3 bench/report_benchmark.py --quick >/dev/null
 python3 -m pytest tests/python -q

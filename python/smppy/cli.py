@@ -11,6 +11,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 
 import smppy
+from smppy._inputs import resolve_input
 from smppy.trace import find_trace_files, iter_events
 from smppy.trace_info import NameStats, TraceInfo, read_info
 
@@ -28,6 +29,13 @@ def _print_info(infos: list[TraceInfo], top: int) -> None:
             f"  host {h['host']}  pid {h['pid']}  job {h['job']}  session {h['session_index']}"
         )
         print(f"  command: {' '.join(h['argv'])}")
+        if h["file_index"] or (info.footer and info.footer["next_file"]):
+            following = (
+                f", continued in {info.footer['next_file']}"
+                if info.footer and info.footer["next_file"]
+                else ""
+            )
+            print(f"  rotated file {h['file_index']} of the session{following}")
         if h["forked_child"]:
             print(f"  forked child of pid {h['parent_pid']} (parent's trace: {h['parent_trace']})")
         print(f"  status: {info.status}")
@@ -36,6 +44,8 @@ def _print_info(infos: list[TraceInfo], top: int) -> None:
             f"  dropped {info.dropped}  threads {len(info.threads)}  distinct names {len(info.names)}"
         )
         print(f"  counters: {info.counter_samples} samples of {len(info.counters)} counters")
+        for line in info.gpu_lines():
+            print(line)
         inactive = [c for c in h["collectors"] if not c["active"]]
         for c in inactive:
             print(f"  collector {c['name']}: off ({c['reason']})")
@@ -71,7 +81,7 @@ def _print_info(infos: list[TraceInfo], top: int) -> None:
 
 
 def cmd_info(args: argparse.Namespace) -> int:
-    files = find_trace_files(args.path)
+    files = find_trace_files(resolve_input(args.path))
     if not files:
         print(f"smprof: no trace files (*.smprof) under {args.path}", file=sys.stderr)
         return 1
@@ -95,7 +105,7 @@ def cmd_info(args: argparse.Namespace) -> int:
 def cmd_dump(args: argparse.Namespace) -> int:
     out = sys.stdout
     try:
-        for event in iter_events(args.path):
+        for event in iter_events(resolve_input(args.path)):
             out.write(json.dumps(event, separators=(",", ":")) + "\n")
     except BrokenPipeError:
         return 0
@@ -104,7 +114,7 @@ def cmd_dump(args: argparse.Namespace) -> int:
 
 # Commands that live in modules of their own: each has
 # ``add_parser(subparsers)``, which registers the command and its handler.
-COMMAND_MODULES: tuple[str, ...] = ()
+COMMAND_MODULES: tuple[str, ...] = ("smppy.export", "smppy.report", "smppy.upload", "smppy.summary")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -4,7 +4,10 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "python/analysis_bindings.h"
 #include "python/annotate_type.h"
+#include "python/closed_files.h"
+#include "python/export_bindings.h"
 #include "python/raw_trace_writer.h"
 #include "python/trace_file.h"
 #include "smprof/smprof.h"
@@ -78,6 +81,9 @@ PYBIND11_MODULE(_smppy, m) {
     return out;
   });
   smppy::BindTraceFile(m);
+  smppy::BindAnalysis(m);
   smppy::BindRawTraceWriter(m);
+  smppy::BindExport(m);
+  smppy::BindClosedFiles(m);
   if (smppy::AddAnnotationApi(m.ptr()) < 0) throw py::error_already_set();
 }

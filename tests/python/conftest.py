@@ -17,6 +17,27 @@ from smppy.trace import annotation_events, find_trace_files, open_trace
 
 REPO = Path(__file__).resolve().parents[2]
 
+# One annotated training step, both API styles, for scripts run with
+# ``run_python`` (model, opt, x, y defined; indented for a loop body).
+ANNOTATED_STEP = textwrap.indent(
+    textwrap.dedent(
+        """\
+        with smppy.annotate("step"):
+            with smppy.annotate("Forward"):
+                out = model(x)
+            h = smppy.annotation_begin("Loss")
+            loss = torch.nn.functional.cross_entropy(out, y)
+            smppy.annotation_end(h)
+            with smppy.annotate("Backward"):
+                opt.zero_grad()
+                loss.backward()
+            h = smppy.annotation_begin("Optimizer")
+            opt.step()
+            smppy.annotation_end(h)"""
+    ),
+    "    ",
+)
+
 
 def start_session(trace_dir: Path, **settings: str) -> smppy.SMProfiler:
     """Configure and start the process's profiler writing under ``trace_dir``."""
@@ -60,3 +81,24 @@ def run_python(
         text=True,
         timeout=timeout,
     )
+
+
+EXAMPLE_JOB = "example-job"
+EXAMPLE_STEPS = 12
+
+
+@pytest.fixture(scope="session")
+def example_job(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The main job, run once per test session: examples/pytorch_train.py for
+    ``EXAMPLE_STEPS`` steps on 2 ranks under torchrun. Its job directory."""
+    out = tmp_path_factory.mktemp("example")
+    proc = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
+         str(REPO / "examples" / "pytorch_train.py"), "--steps", str(EXAMPLE_STEPS), "--out", str(out)],
+        env={**os.environ, "SMP_JOB_NAME": EXAMPLE_JOB, "OMP_NUM_THREADS": "1"},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return out / EXAMPLE_JOB

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 import synthetic_trace as st
-from conftest import REPO, run_python
+from conftest import EXAMPLE_STEPS, REPO, run_python
 from smppy.report import build_report, write_report
 from smppy.report.html_document import script_safe_json, script_safe_source
 from smppy.report.terminal_progress import TerminalProgress
@@ -375,18 +375,11 @@ def test_panels_without_gpu_data_say_why(browser: Any, tmp_path: Path) -> None:
     }
 
 
-def test_report_of_the_example_training_run_matches_what_it_did(browser: Any, tmp_path: Path) -> None:
-    steps = 8
-    proc = subprocess.run(
-        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
-         str(REPO / "examples" / "pytorch_train.py"), "--steps", str(steps), "--out", str(tmp_path)],
-        env={**os.environ, "SMP_JOB_NAME": "report-job", "OMP_NUM_THREADS": "1"},
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    report = write_report(str(tmp_path / "report-job"), tmp_path / "report.html")
+def test_report_of_the_example_training_run_matches_what_it_did(
+    browser: Any, example_job: Path, tmp_path: Path
+) -> None:
+    steps = EXAMPLE_STEPS
+    report = write_report(str(example_job), tmp_path / "report.html")
     summary = embedded_summary(report.read_text())
     assert summary["steps"]["stats"]["count"] == 2 * steps
     assert [r["stats"]["count"] for r in summary["steps"]["per_rank"]] == [steps, steps]

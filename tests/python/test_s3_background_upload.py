@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import s3_server as fixtures
-from conftest import run_python
+from conftest import ANNOTATED_STEP, run_python
 from s3_server import S3Server
 from smppy._inputs import resolve_input
 from smppy.trace import annotation_events, find_trace_files, open_trace, session_files
@@ -46,18 +46,7 @@ uploaded_while_training = 0
 profiler.start_profiling()
 start = time.monotonic()
 while time.monotonic() - start < {seconds}:
-    with smppy.annotate("step"):
-        with smppy.annotate("Forward"):
-            out = model(x)
-        h = smppy.annotation_begin("Loss")
-        loss = torch.nn.functional.cross_entropy(out, y)
-        smppy.annotation_end(h)
-        with smppy.annotate("Backward"):
-            opt.zero_grad()
-            loss.backward()
-        h = smppy.annotation_begin("Optimizer")
-        opt.step()
-        smppy.annotation_end(h)
+{train_step}
     steps += 1
     if {probe} and not uploaded_while_training and time.monotonic() - start > {seconds} - 1.5:
         listed = boto3.client("s3").list_objects_v2(Bucket="{bucket}").get("KeyCount", 0)
@@ -73,7 +62,13 @@ def test_training_run_uploads_every_rotated_file_and_s3_reads_back_exactly(
     s3_server.client().create_bucket(Bucket=BUCKET)
     out = tmp_path / "out"
     script = TRAIN.format(
-        out=out, uri=f"s3://{BUCKET}/live", exit_timeout=60, seconds=5.5, probe=True, bucket=BUCKET
+        train_step=ANNOTATED_STEP,
+        out=out,
+        uri=f"s3://{BUCKET}/live",
+        exit_timeout=60,
+        seconds=5.5,
+        probe=True,
+        bucket=BUCKET,
     )
     proc = run_python(script, cwd=tmp_path, env={**s3_server.env(), "SMP_JOB_NAME": "bg-job"})
     assert proc.returncode == 0, proc.stderr
@@ -106,7 +101,13 @@ def test_failed_background_upload_leaves_files_on_disk_with_one_warning(s3_serve
         dead = f"http://127.0.0.1:{s.getsockname()[1]}"
     out = tmp_path / "out"
     script = TRAIN.format(
-        out=out, uri=f"s3://{BUCKET}/live", exit_timeout=3, seconds=2.5, probe=False, bucket=BUCKET
+        train_step=ANNOTATED_STEP,
+        out=out,
+        uri=f"s3://{BUCKET}/live",
+        exit_timeout=3,
+        seconds=2.5,
+        probe=False,
+        bucket=BUCKET,
     )
     proc = run_python(script, cwd=tmp_path, env={**s3_server.env(), "AWS_ENDPOINT_URL_S3": dead})
     assert proc.returncode == 0, proc.stderr

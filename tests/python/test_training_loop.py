@@ -8,7 +8,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 import pytest
-from conftest import read_annotations, run_python
+from conftest import ANNOTATED_STEP, read_annotations, run_python
 
 torch = pytest.importorskip("torch")
 
@@ -35,18 +35,7 @@ windows = []
 profiler.start_profiling()
 for step in range({steps}):
     before = now()
-    with smppy.annotate("step"):
-        with smppy.annotate("Forward"):
-            out = model(x)
-        h = smppy.annotation_begin("Loss")
-        loss = torch.nn.functional.cross_entropy(out, y)
-        smppy.annotation_end(h)
-        with smppy.annotate("Backward"):
-            opt.zero_grad()
-            loss.backward()
-        h = smppy.annotation_begin("Optimizer")
-        opt.step()
-        smppy.annotation_end(h)
+{train_step}
     windows.append((before, now()))
 finite = bool(torch.isfinite(loss))
 profiler.stop_profiling()
@@ -55,7 +44,7 @@ json.dump({{"windows": windows, "tid": threading.get_native_id(), "finite": fini
 
 
 def test_training_loop_annotations_read_back_exactly(tmp_path: Path) -> None:
-    proc = run_python(TRAIN.format(out=tmp_path, steps=STEPS), cwd=tmp_path)
+    proc = run_python(TRAIN.format(train_step=ANNOTATED_STEP, out=tmp_path, steps=STEPS), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout)
     assert result["finite"]
