@@ -256,7 +256,9 @@ std::string SummaryBuilder::Write(const std::vector<std::string>& reader_warning
   for (const auto& w : warnings_) out.String(w);
   for (const ProcessSummary& p : processes_) {
     for (const auto& c : p.stream->files.front().header.collectors()) {
-      if (!c.active()) {
+      // "disabled by <Key>" is the user's choice, not a problem to warn of;
+      // `collectors` below still lists it.
+      if (!c.active() && c.reason().rfind("disabled by ", 0) != 0) {
         out.String(p.stream->host + " rank " + std::to_string(p.stream->rank) + " pid " +
                    std::to_string(p.stream->pid) + ": collector " + c.name() + " off: " + c.reason());
       }

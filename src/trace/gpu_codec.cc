@@ -223,6 +223,20 @@ T At(const google::protobuf::RepeatedField<T>& column, int i) {
   }
 }
 
+// Sets one field of each of `n` rows from a column that may hold no value,
+// one value, or one per row (see At): the choice is made once per column,
+// not once per cell, which keeps the wide GPU table's decoding cheap.
+template <typename T, typename Set>
+void FillColumn(const google::protobuf::RepeatedField<T>& column, int n, Set set) {
+  if (column.empty()) return;  // rows start value-initialized (0)
+  if (column.size() == 1) {
+    for (int i = 0; i < n; ++i) set(i, column.Get(0));
+    return;
+  }
+  const T* values = column.data();
+  for (int i = 0; i < n; ++i) set(i, values[i]);
+}
+
 // Checks shared by the decoders: every column as long as the first, every
 // index into the frame's tables in range. Names the offending column.
 class TableCheck {
@@ -395,36 +409,40 @@ Status DecodeGpuActivities(const trace::Frame& frame, std::vector<GpuActivityRow
         check.LengthOrConstant(c.registers_per_thread(), "registers_per_thread"))) {
     return check.status();
   }
-  rows->reserve(rows->size() + static_cast<std::size_t>(n));
+  const std::size_t first = rows->size();
+  rows->resize(first + static_cast<std::size_t>(n));
+  GpuActivityRow* out = rows->data() + first;
   std::int64_t start = c.base_ns();
   for (int i = 0; i < n; ++i) {
-    if (!check.String(c.name_index(i), "name_index")) return check.status();
+    if (!check.String(c.name_index(i), "name_index")) {
+      rows->resize(first);
+      return check.status();
+    }
     start += c.start_delta_ns(i);
-    GpuActivityRow& r = rows->emplace_back();
-    r.start_ns = start;
-    r.dur_ns = static_cast<std::int64_t>(c.dur_ns(i));
-    r.bytes = At(c.bytes(), i);
-    r.graph_node_id = At(c.graph_node_id(), i);
-    r.name = frame.strings(static_cast<int>(c.name_index(i)));
-    r.kind = At(c.kind(), i);
-    r.device = At(c.device(), i);
-    r.context = At(c.context(), i);
-    r.stream = At(c.stream(), i);
-    r.correlation_id = At(c.correlation_id(), i);
-    r.kernel_class = At(c.kernel_class(), i);
-    r.precision = At(c.precision(), i);
-    r.copy_kind = At(c.copy_kind(), i);
-    r.peer_device = At(c.peer_device(), i);
-    r.graph_id = At(c.graph_id(), i);
-    r.grid[0] = At(c.grid_x(), i);
-    r.grid[1] = At(c.grid_y(), i);
-    r.grid[2] = At(c.grid_z(), i);
-    r.block[0] = At(c.block_x(), i);
-    r.block[1] = At(c.block_y(), i);
-    r.block[2] = At(c.block_z(), i);
-    r.shared_memory_bytes = At(c.shared_memory_bytes(), i);
-    r.registers_per_thread = At(c.registers_per_thread(), i);
+    out[i].start_ns = start;
+    out[i].dur_ns = static_cast<std::int64_t>(c.dur_ns(i));
+    out[i].name = frame.strings(static_cast<int>(c.name_index(i)));
   }
+  FillColumn(c.bytes(), n, [out](int i, std::uint64_t v) { out[i].bytes = v; });
+  FillColumn(c.graph_node_id(), n, [out](int i, std::uint64_t v) { out[i].graph_node_id = v; });
+  FillColumn(c.kind(), n, [out](int i, std::uint32_t v) { out[i].kind = v; });
+  FillColumn(c.device(), n, [out](int i, std::uint32_t v) { out[i].device = v; });
+  FillColumn(c.context(), n, [out](int i, std::uint32_t v) { out[i].context = v; });
+  FillColumn(c.stream(), n, [out](int i, std::uint32_t v) { out[i].stream = v; });
+  FillColumn(c.correlation_id(), n, [out](int i, std::uint32_t v) { out[i].correlation_id = v; });
+  FillColumn(c.kernel_class(), n, [out](int i, std::uint32_t v) { out[i].kernel_class = v; });
+  FillColumn(c.precision(), n, [out](int i, std::uint32_t v) { out[i].precision = v; });
+  FillColumn(c.copy_kind(), n, [out](int i, std::uint32_t v) { out[i].copy_kind = v; });
+  FillColumn(c.peer_device(), n, [out](int i, std::uint32_t v) { out[i].peer_device = v; });
+  FillColumn(c.graph_id(), n, [out](int i, std::uint32_t v) { out[i].graph_id = v; });
+  FillColumn(c.grid_x(), n, [out](int i, std::uint32_t v) { out[i].grid[0] = v; });
+  FillColumn(c.grid_y(), n, [out](int i, std::uint32_t v) { out[i].grid[1] = v; });
+  FillColumn(c.grid_z(), n, [out](int i, std::uint32_t v) { out[i].grid[2] = v; });
+  FillColumn(c.block_x(), n, [out](int i, std::uint32_t v) { out[i].block[0] = v; });
+  FillColumn(c.block_y(), n, [out](int i, std::uint32_t v) { out[i].block[1] = v; });
+  FillColumn(c.block_z(), n, [out](int i, std::uint32_t v) { out[i].block[2] = v; });
+  FillColumn(c.shared_memory_bytes(), n, [out](int i, std::uint32_t v) { out[i].shared_memory_bytes = v; });
+  FillColumn(c.registers_per_thread(), n, [out](int i, std::uint32_t v) { out[i].registers_per_thread = v; });
   return Status::Ok();
 }
 

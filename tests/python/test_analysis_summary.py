@@ -126,7 +126,10 @@ def write_job(root: Path) -> None:
                 realtime_ns=start - MONO_B + REAL_B,
                 pid=200,
                 file_index=index,
-                collectors=[st.pb().CollectorStatus(name="cuda", reason="no GPU")],
+                collectors=[
+                    st.pb().CollectorStatus(name="cuda", reason="no GPU"),
+                    st.pb().CollectorStatus(name="perf", reason="disabled by EnablePerf"),
+                ],
             ),
             [f],
             footer(start + 50 * MS, REAL_B - MONO_B),
@@ -288,6 +291,10 @@ def test_drops_warnings_and_metadata(tmp_path: Path) -> None:
     assert s["drops"]["annotations_dropped"] == 2
     assert s["drops"]["cupti_records_dropped"] == 1
     assert any("collector cuda off: no GPU" in w for w in s["warnings"])
+    assert not any("disabled by" in w for w in s["warnings"])  # a config choice, not a problem
+    assert {"name": "perf", "active": False, "reason": "disabled by EnablePerf"}.items() <= next(
+        c for c in s["collectors"] if c.get("name") == "perf"
+    ).items()
     assert s["job"]["hosts"] == ["host-a", "host-b"]
     assert s["job"]["ranks"] == [0, 1]
     assert s["job"]["processes"][0]["argv"] == ["train.py", "--steps", "3"]
