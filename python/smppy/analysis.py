@@ -40,7 +40,7 @@ def summarize(
     """The summary of every rank file under ``path`` (a file, a directory
     searched recursively, or a list of them), as the JSON-able dict that
     docs/ANALYSIS.md specifies. ``progress(done_bytes, total_bytes)`` is called
-    after each file. Raises ValueError for a bad option (naming it),
+    after each frame and each file. Raises ValueError for a bad option (naming it),
     FileNotFoundError for a missing path; damaged files are ``warnings``."""
     text = _smppy.summarize(
         _paths(path),

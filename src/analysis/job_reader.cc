@@ -80,6 +80,8 @@ void JobReader::Read(FrameVisitor& visitor, const ProgressCallback& progress) {
         while (reader->NextFrame(&frame)) {
           ++result.frames;
           visitor.OnFrame(file, frame);
+          // A file still being written may have grown since it was listed.
+          if (progress) progress(done_bytes + std::min(reader->bytes_read(), file.bytes), total_bytes_);
         }
         result.has_footer = reader->has_footer();
         if (result.has_footer) result.footer = reader->footer();

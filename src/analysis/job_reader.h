@@ -51,7 +51,7 @@ class FrameVisitor {
   virtual void EndStream() = 0;
 };
 
-// Called after each file with the bytes of the files read so far and in all.
+// Called after each frame and each file with the bytes read so far and in all.
 using ProgressCallback = std::function<void(std::uint64_t done_bytes, std::uint64_t total_bytes)>;
 
 class JobReader {

@@ -94,7 +94,7 @@ void BindAnalysis(py::module_& m) {
         py::arg("max_buckets") = 200, py::arg("reorder_window_ns") = SummaryOptions().reorder_window_ns,
         py::arg("progress") = py::none(),
         "The job summary of the trace files under `paths` as JSON text (docs/ANALYSIS.md); "
-        "progress(done_bytes, total_bytes) is called after each file.");
+        "progress(done_bytes, total_bytes) is called after each frame and each file.");
   m.def("read_tables", &ReadTables, py::arg("paths"), py::arg("step_pattern") = "",
         py::arg("tables") = std::set<std::string>(),
         "(tables, warnings): every event under `paths` as column lists by table name (only those in "

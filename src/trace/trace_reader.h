@@ -40,6 +40,8 @@ class TraceReader {
   const std::string& problem() const { return problem_; }
   std::uint64_t problem_offset() const { return problem_offset_; }
   const std::string& path() const { return path_; }
+  // Bytes of the file consumed so far (for progress reports).
+  std::uint64_t bytes_read() const { return offset_; }
 
  private:
   TraceReader(std::FILE* file, std::string path);

@@ -334,6 +334,9 @@ def test_progress_reports_bytes(tmp_path: Path) -> None:
     total = sum(p.stat().st_size for p in tmp_path.rglob("*.smprof"))
     assert calls[-1] == (total, total)
     assert [c[0] for c in calls] == sorted(c[0] for c in calls)
+    files = list(tmp_path.rglob("*.smprof"))
+    assert len(calls) > len(files)  # after each frame too, not only after each file
+    assert all(done <= t == total for done, t in calls)
 
 
 def test_load_without_pandas_gives_column_dicts(tmp_path: Path, monkeypatch) -> None:
