@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "analysis/interval_union.h"
+#include "analysis/job_reader.h"
 #include "analysis/time_buckets.h"
 #include "trace/frame_codec.h"
 #include "trace/trace_reader.h"
@@ -33,38 +34,14 @@ constexpr std::int32_t kOverheadSortBase = 30'000;
 constexpr std::int32_t kGpuStreamSortBase = 100'000;
 constexpr std::int32_t kProcessesPerHost = 100'000;
 
-struct FileInfo {
-  std::string path;
-  std::string host;
-  std::int64_t pid = 0;
-  std::int32_t rank = 0;
-  std::uint32_t session_index = 0;
-  std::uint32_t file_index = 0;
-  std::int64_t start_wall_ns = 0;
-};
-
-// The files of one process, in the order they were written.
+// The streams of one process (its sessions, each maybe rotated into several
+// files), shown as one timeline process.
 struct RankGroup {
   std::string host;
   std::int64_t pid = 0;
   std::int32_t rank = 0;
-  std::vector<FileInfo> files;
+  std::vector<const ProcessStream*> streams;  // in session order
 };
-
-Status ReadFileInfo(const std::string& path, FileInfo* info) {
-  std::unique_ptr<TraceReader> reader;
-  Status status = TraceReader::Open(path, &reader);
-  if (!status.ok()) return Status(status.code(), path + ": " + status.message());
-  const trace::FileHeader& h = reader->header();
-  info->path = path;
-  info->host = h.host();
-  info->pid = h.pid();
-  info->rank = h.rank();
-  info->session_index = h.session_index();
-  info->file_index = h.file_index();
-  info->start_wall_ns = h.start().realtime_ns();
-  return Status::Ok();
-}
 
 bool StartsWith(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
 
@@ -151,7 +128,7 @@ class Walker {
   }
 
   void WalkGroup(const RankGroup& group, std::uint32_t process, HostState* host);
-  void WalkFile(const FileInfo& file, GroupState* g);
+  void WalkFile(const TraceFileEntry& file, GroupState* g);
   void WalkFrame(const trace::Frame& frame, std::int64_t offset, GroupState* g, const std::string& path);
   const TimelineTrack* ThreadTrack(GroupState* g, std::uint32_t tid);
   const TimelineTrack* PerThreadTrack(GroupState* g, std::uint32_t tid, TrackKind kind);
@@ -178,29 +155,23 @@ class Walker {
 };
 
 Status Walker::Run() {
-  std::vector<FileInfo> infos;
-  for (const std::string& path : options_.files) {
-    FileInfo info;
-    Status status = ReadFileInfo(path, &info);
-    if (!status.ok()) {
-      stats_->warnings.push_back(status.message());
-      continue;
-    }
-    infos.push_back(std::move(info));
-  }
-  if (infos.empty()) return Status(StatusCode::kInvalidArgument, "no readable trace files to export");
+  const JobReader job(options_.files);
+  stats_->warnings.insert(stats_->warnings.end(), job.warnings().begin(), job.warnings().end());
+  if (job.streams().empty()) return Status(StatusCode::kInvalidArgument, "no readable trace files to export");
   stats_->job_start_wall_ns = std::numeric_limits<std::int64_t>::max();
-  for (const FileInfo& f : infos) stats_->job_start_wall_ns = std::min(stats_->job_start_wall_ns, f.start_wall_ns);
+  std::map<std::tuple<std::string, std::int32_t, std::int64_t>, RankGroup> groups;  // (host, rank, pid)
+  for (const ProcessStream& stream : job.streams()) {
+    for (const TraceFileEntry& f : stream.files) {
+      stats_->job_start_wall_ns = std::min(stats_->job_start_wall_ns, f.header.start().realtime_ns());
+    }
+    RankGroup& g = groups[{stream.host, stream.rank, stream.pid}];
+    g.host = stream.host;
+    g.rank = stream.rank;
+    g.pid = stream.pid;
+    g.streams.push_back(&stream);
+  }
   sink_->OnStart(stats_->job_start_wall_ns);
 
-  std::map<std::tuple<std::string, std::int32_t, std::int64_t>, RankGroup> groups;  // (host, rank, pid)
-  for (const FileInfo& f : infos) {
-    RankGroup& g = groups[{f.host, f.rank, f.pid}];
-    g.host = f.host;
-    g.rank = f.rank;
-    g.pid = f.pid;
-    g.files.push_back(f);
-  }
   std::map<std::string, HostState> hosts;
   for (const auto& [key, g] : groups) hosts[g.host];
   std::uint32_t next_id = 1;
@@ -209,9 +180,6 @@ Status Walker::Run() {
   for (auto& [key, group] : groups) {
     const std::uint32_t process = next_id++;  // stable whether or not the rank is selected
     if (!ranks.empty() && !ranks.count(group.rank)) continue;
-    std::sort(group.files.begin(), group.files.end(), [](const FileInfo& a, const FileInfo& b) {
-      return std::tie(a.session_index, a.file_index, a.path) < std::tie(b.session_index, b.file_index, b.path);
-    });
     HostState& host = hosts[group.host];
     const std::int32_t host_sort = static_cast<std::int32_t>(std::distance(hosts.begin(), hosts.find(group.host)));
     if (!host.announced) {
@@ -234,17 +202,18 @@ void Walker::WalkGroup(const RankGroup& group, std::uint32_t process, HostState*
   GroupState g;
   g.process = process;
   g.host = host;
-  for (const FileInfo& file : group.files) WalkFile(file, &g);
+  for (const ProcessStream* stream : group.streams) {
+    for (const TraceFileEntry& file : stream->files) WalkFile(file, &g);
+  }
   EmitUtilization(&g);
 }
 
-void Walker::WalkFile(const FileInfo& file, GroupState* g) {
+void Walker::WalkFile(const TraceFileEntry& file, GroupState* g) {
   std::unique_ptr<TraceReader> reader;
   Status status = TraceReader::Open(file.path, &reader);
   if (!status.ok()) return Warn(file.path, status);
   ++stats_->files;
-  const trace::ClockAnchor& start = reader->header().start();
-  const std::int64_t offset = start.realtime_ns() - start.monotonic_ns();
+  const std::int64_t offset = file.wall_offset_ns;
   trace::Frame frame;
   while (reader->NextFrame(&frame)) WalkFrame(frame, offset, g, file.path);
   if (!reader->problem().empty()) {
