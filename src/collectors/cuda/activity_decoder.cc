@@ -202,6 +202,28 @@ NameId ActivityDecoder::ApiName(CUpti_CallbackDomain domain, std::uint32_t cbid)
   return it->second;
 }
 
+namespace {
+
+// A kernel, copy or set: the fields their CUPTI records share by name.
+template <typename Record>
+GpuActivityRecord& AddOnStream(const Record& record, std::int64_t start_ns, std::int64_t end_ns, std::uint32_t kind,
+                               NameId name, GpuBatch* batch) {
+  GpuActivityRecord& r = batch->activities.emplace_back();
+  r.start_ns = start_ns;
+  r.end_ns = end_ns;
+  r.graph_node_id = record.graphNodeId;
+  r.name = name;
+  r.kind = kind;
+  r.device = record.deviceId;
+  r.context = record.contextId;
+  r.stream = record.streamId;
+  r.correlation_id = record.correlationId;
+  r.graph_id = record.graphId;
+  return r;
+}
+
+}  // namespace
+
 void ActivityDecoder::DecodeRecord(const CUpti_Activity* record, GpuBatch* batch) {
   const auto kind = static_cast<std::uint32_t>(record->kind);
   ++stats_.records_by_kind[kind < stats_.records_by_kind.size() ? kind : stats_.records_by_kind.size() - 1];
@@ -211,19 +233,9 @@ void ActivityDecoder::DecodeRecord(const CUpti_Activity* record, GpuBatch* batch
       const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
       if (!ValidSpan(k->start, k->end)) return;
       const KernelInfo& info = Kernel(k->name);
-      GpuActivityRecord& r = batch->activities.emplace_back();
-      r.start_ns = Time(k->start);
-      r.end_ns = Time(k->end);
-      r.graph_node_id = k->graphNodeId;
-      r.name = info.name;
-      r.kind = kGpuKernel;
-      r.device = k->deviceId;
-      r.context = k->contextId;
-      r.stream = k->streamId;
-      r.correlation_id = k->correlationId;
+      GpuActivityRecord& r = AddOnStream(*k, Time(k->start), Time(k->end), kGpuKernel, info.name, batch);
       r.kernel_class = static_cast<std::uint32_t>(info.kernel_class);
       r.precision = static_cast<std::uint32_t>(info.precision);
-      r.graph_id = k->graphId;
       r.grid[0] = NonNegative(k->gridX);
       r.grid[1] = NonNegative(k->gridY);
       r.grid[2] = NonNegative(k->gridZ);
@@ -238,56 +250,26 @@ void ActivityDecoder::DecodeRecord(const CUpti_Activity* record, GpuBatch* batch
       const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
       if (!ValidSpan(m->start, m->end)) return;
       const std::uint32_t copy_kind = m->copyKind < memcpy_names_.size() ? m->copyKind : 0;
-      GpuActivityRecord& r = batch->activities.emplace_back();
-      r.start_ns = Time(m->start);
-      r.end_ns = Time(m->end);
+      GpuActivityRecord& r = AddOnStream(*m, Time(m->start), Time(m->end), kGpuMemcpy, memcpy_names_[copy_kind], batch);
       r.bytes = m->bytes;
-      r.graph_node_id = m->graphNodeId;
-      r.name = memcpy_names_[copy_kind];
-      r.kind = kGpuMemcpy;
-      r.device = m->deviceId;
-      r.context = m->contextId;
-      r.stream = m->streamId;
-      r.correlation_id = m->correlationId;
       r.copy_kind = copy_kind;
-      r.graph_id = m->graphId;
       return;
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY2: {
       const auto* m = reinterpret_cast<const CUpti_ActivityMemcpyPtoP4*>(record);
       if (!ValidSpan(m->start, m->end)) return;
-      GpuActivityRecord& r = batch->activities.emplace_back();
-      r.start_ns = Time(m->start);
-      r.end_ns = Time(m->end);
+      GpuActivityRecord& r = AddOnStream(*m, Time(m->start), Time(m->end), kGpuMemcpy, memcpy_names_[kCopyPtoP], batch);
       r.bytes = m->bytes;
-      r.graph_node_id = m->graphNodeId;
-      r.name = memcpy_names_[kCopyPtoP];
-      r.kind = kGpuMemcpy;
-      r.device = m->deviceId;
-      r.context = m->contextId;
-      r.stream = m->streamId;
-      r.correlation_id = m->correlationId;
       r.copy_kind = kCopyPtoP;
       // The record sits on one of the two devices; the peer is the other.
       r.peer_device = m->srcDeviceId == m->deviceId ? m->dstDeviceId : m->srcDeviceId;
-      r.graph_id = m->graphId;
       return;
     }
     case CUPTI_ACTIVITY_KIND_MEMSET: {
       const auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(record);
       if (!ValidSpan(m->start, m->end)) return;
-      GpuActivityRecord& r = batch->activities.emplace_back();
-      r.start_ns = Time(m->start);
-      r.end_ns = Time(m->end);
+      GpuActivityRecord& r = AddOnStream(*m, Time(m->start), Time(m->end), kGpuMemset, memset_name_, batch);
       r.bytes = m->bytes;
-      r.graph_node_id = m->graphNodeId;
-      r.name = memset_name_;
-      r.kind = kGpuMemset;
-      r.device = m->deviceId;
-      r.context = m->contextId;
-      r.stream = m->streamId;
-      r.correlation_id = m->correlationId;
-      r.graph_id = m->graphId;
       return;
     }
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
