@@ -93,59 +93,58 @@ def open_trace(path: str | os.PathLike[str]) -> RankTrace:
     return RankTrace(Path(path), _smppy.TraceFile(os.fspath(path)))
 
 
+def _frame_annotations(frame: dict[str, Any], where: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    columns = frame["annotations"]
+    threads = frame["threads"]
+    for start, dur, name, tid, depth in zip(
+        columns["start_ns"],
+        columns["dur_ns"],
+        columns["name"],
+        columns["tid"],
+        columns["depth"],
+    ):
+        yield {
+            "type": "annotation",
+            "name": name,
+            "ts_ns": start,
+            "dur_ns": dur,
+            "tid": tid,
+            "thread": threads.get(tid, ""),
+            "depth": depth,
+            **where,
+        }
+
+
+def _frame_counters(frame: dict[str, Any], where: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    c = frame["counters"]
+    for ts, value, name, unit in zip(c["ts_ns"], c["value"], c["name"], c["unit"]):
+        yield {"type": "counter", "name": name, "ts_ns": ts, "value": value, "unit": unit, **where}
+
+
+def _events_of(trace: RankTrace, *kinds) -> Iterator[dict[str, Any]]:
+    """Frame by frame, the events that each of ``kinds`` makes of a frame."""
+    header = trace.header
+    where = {"rank": header["rank"], "host": header["host"], "pid": header["pid"]}
+    for frame in trace.frames():
+        for kind in kinds:
+            yield from kind(frame, where)
+
+
 def annotation_events(trace: RankTrace) -> Iterator[dict[str, Any]]:
     """The file's annotations as event dicts, frame by frame."""
-    return (e for e in events(trace) if e["type"] == "annotation")
+    return _events_of(trace, _frame_annotations)
 
 
 def counter_events(trace: RankTrace) -> Iterator[dict[str, Any]]:
     """The file's counter samples as event dicts, frame by frame."""
-    return (e for e in events(trace) if e["type"] == "counter")
+    return _events_of(trace, _frame_counters)
 
 
 def events(trace: RankTrace) -> Iterator[dict[str, Any]]:
     """Every event of the file as a dict, frame by frame: a frame's
     annotations, then its counter samples, then its GPU events
     (``smppy.gpu_events``)."""
-    header = trace.header
-    rank, host, pid = header["rank"], header["host"], header["pid"]
-    for frame in trace.frames():
-        columns = frame["annotations"]
-        threads = frame["threads"]
-        for start, dur, name, tid, depth in zip(
-            columns["start_ns"],
-            columns["dur_ns"],
-            columns["name"],
-            columns["tid"],
-            columns["depth"],
-        ):
-            yield {
-                "type": "annotation",
-                "name": name,
-                "ts_ns": start,
-                "dur_ns": dur,
-                "tid": tid,
-                "thread": threads.get(tid, ""),
-                "depth": depth,
-                "rank": rank,
-                "host": host,
-                "pid": pid,
-            }
-        counters = frame["counters"]
-        for ts, value, name, unit in zip(
-            counters["ts_ns"], counters["value"], counters["name"], counters["unit"]
-        ):
-            yield {
-                "type": "counter",
-                "name": name,
-                "ts_ns": ts,
-                "value": value,
-                "unit": unit,
-                "rank": rank,
-                "host": host,
-                "pid": pid,
-            }
-        yield from frame_gpu_events(frame, {"rank": rank, "host": host, "pid": pid})
+    return _events_of(trace, _frame_annotations, _frame_counters, frame_gpu_events)
 
 
 def iter_events(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
