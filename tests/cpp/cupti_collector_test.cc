@@ -136,6 +136,14 @@ TEST_F(CuptiCollectorTest, TimestampsComeFromTheSessionClock) {
   EXPECT_LE(cupti_ns, NowNs());
 }
 
+// API and marker rows must carry the kernel's thread ids (gettid), the ids
+// annotations, perf and /proc use, not CUPTI's default pthread_self().
+TEST_F(CuptiCollectorTest, ThreadIdsAreTheKernels) {
+  Start(FakeCuptiScript{});
+  ASSERT_TRUE(started_.active) << started_.reason;
+  EXPECT_EQ(fake().thread_id_type(), CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+}
+
 TEST_F(CuptiCollectorTest, SeveralSessionsInOneProcessRegisterTheTimestampCallbackOnce) {
   for (int session = 0; session < 3; ++session) {
     Start(FakeCuptiScript{});

@@ -95,6 +95,7 @@ void FakeCupti::Reset(const FakeCuptiScript& script) {
   subscribed_ = 0;
   subscribe_calls_ = 0;
   forced_flushes_ = 0;
+  thread_id_type_ = CUPTI_ACTIVITY_THREAD_ID_TYPE_DEFAULT;
   enabled_.clear();
   held_.clear();
   t_correlation_stack.clear();
@@ -140,7 +141,10 @@ CUptiResult FakeCupti::RegisterTimestamp(CUpti_TimestampCallbackFunc callback) {
 }
 
 CUptiResult FakeCupti::SetThreadIdType(CUpti_ActivityThreadIdType type) {
-  return type == CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM ? CUPTI_SUCCESS : CUPTI_ERROR_INVALID_PARAMETER;
+  FakeCupti& f = Get();
+  std::lock_guard<std::mutex> lock(f.mutex_);
+  f.thread_id_type_ = type;
+  return CUPTI_SUCCESS;
 }
 
 CUptiResult FakeCupti::Enable(CUpti_ActivityKind kind) {
@@ -241,6 +245,11 @@ int FakeCupti::subscribe_calls() const {
 int FakeCupti::forced_flushes() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return forced_flushes_;
+}
+
+CUpti_ActivityThreadIdType FakeCupti::thread_id_type() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return thread_id_type_;
 }
 
 int FakeCupti::timestamp_registrations() const {

@@ -55,6 +55,7 @@ class FakeCupti {
   int forced_flushes() const;
   int timestamp_registrations() const;
   CUpti_TimestampCallbackFunc timestamp_callback() const;
+  CUpti_ActivityThreadIdType thread_id_type() const;
   std::vector<CUpti_ActivityKind> enabled() const;
   // The calling thread's external correlation stack (kind, id), bottom first.
   static std::vector<std::pair<int, std::uint64_t>> CorrelationStack();
@@ -78,6 +79,7 @@ class FakeCupti {
   int subscribe_calls_ = 0;
   int forced_flushes_ = 0;
   int timestamp_registrations_ = 0;  // never reset: once per process
+  CUpti_ActivityThreadIdType thread_id_type_ = CUPTI_ACTIVITY_THREAD_ID_TYPE_DEFAULT;
   CUpti_TimestampCallbackFunc timestamp_ = nullptr;
   CUpti_BuffersCallbackRequestFunc requested_ = nullptr;
   CUpti_BuffersCallbackCompleteFunc completed_ = nullptr;
