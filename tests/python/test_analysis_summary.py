@@ -327,6 +327,24 @@ def test_truncated_and_corrupt_files_are_read_up_to_their_last_good_frame(tmp_pa
     assert op["stats"]["count"] == files["truncated.smprof"]["frames"] + files["corrupt.smprof"]["frames"]
 
 
+def test_drops_of_a_rotated_session_add_up_over_its_files(tmp_path: Path) -> None:
+    # Footers count their own file; frames carry the session's running total.
+    # 1 drop before rotation, 2 after the second file's last frame (at stop):
+    # the session lost 3, which neither the frames (1) nor one footer (2) say.
+    for index, (frame_total, footer_drops) in enumerate([(1, 1), (1, 2)]):
+        f = frame(index)
+        f.dropped_total = frame_total
+        start = MONO_B + index * 100 * MS
+        st.add_annotations(f, [(start, 20 * MS, "step_1", 2, 0)])
+        st.write_trace(
+            tmp_path / f"rank0_{index}.smprof",
+            st.header(host="h", monotonic_ns=start, realtime_ns=start, pid=7, file_index=index),
+            [f],
+            footer(start + 50 * MS, 0, annotations_dropped=footer_drops),
+        )
+    assert analysis.summarize(tmp_path)["drops"]["annotations_dropped"] == 3
+
+
 def test_progress_reports_bytes(tmp_path: Path) -> None:
     write_job(tmp_path)
     calls = []
