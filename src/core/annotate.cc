@@ -49,16 +49,50 @@ void Record(ThreadState* writer, std::uint32_t tid, NameId name, std::int64_t st
   Recorder::Get().Append(writer, AnnotationRecord{start_ns, end_ns - start_ns, name, tid, depth, 0, 0});
 }
 
-// Removes the range `seq` from `owner`'s open ranges; caller holds its lock.
+// Ends `owner`'s innermost range if it is `seq`: reads it into *range, then
+// claims it. Lock-free; see InnermostRange.
+bool ClaimInnermost(ThreadState* owner, std::uint64_t seq, OpenRange* range) {
+  InnermostRange& slot = owner->innermost;
+  if (slot.seq.load(std::memory_order_acquire) != seq) return false;
+  *range = OpenRange{seq, slot.start_ns.load(std::memory_order_relaxed), slot.name.load(std::memory_order_relaxed),
+                     slot.depth.load(std::memory_order_relaxed)};
+  return slot.seq.compare_exchange_strong(seq, 0, std::memory_order_acq_rel, std::memory_order_relaxed);
+}
+
+// Ends the range `seq` of `owner`, innermost or older; caller holds its
+// open_mutex.
 EndResult TakeOpenRange(ThreadState* owner, std::uint64_t seq, OpenRange* range) {
+  if (ClaimInnermost(owner, seq, range)) return EndResult::kOk;
   auto& open = owner->open;
   auto it = std::find_if(open.rbegin(), open.rend(), [seq](const OpenRange& r) { return r.seq == seq; });
   if (it == open.rend()) return EndResult::kUnknownHandle;
-  const bool innermost = it == open.rbegin();
+  const bool innermost = it == open.rbegin() && owner->innermost.seq.load(std::memory_order_relaxed) == 0;
   *range = *it;
   open.erase(std::next(it).base());
   owner->open_count.store(static_cast<std::uint32_t>(open.size()), std::memory_order_relaxed);
   return innermost ? EndResult::kOk : EndResult::kOutOfOrder;
+}
+
+// Before the owner opens a new range: moves its open innermost one to `open`.
+// False, leaving it in place, when `open` is full.
+bool MoveInnermostToOpen(ThreadState* thread) {
+  std::lock_guard<std::mutex> lock(thread->open_mutex);
+  const std::uint64_t seq = thread->innermost.seq.load(std::memory_order_acquire);
+  if (seq == 0) return true;  // another thread ended it meanwhile
+  if (thread->open.size() + 1 >= kMaxOpenRangesPerThread) return false;
+  OpenRange range{};
+  if (!ClaimInnermost(thread, seq, &range)) return true;
+  thread->open.push_back(range);
+  thread->open_count.store(static_cast<std::uint32_t>(thread->open.size()), std::memory_order_relaxed);
+  return true;
+}
+
+// The next handle sequence number of the owner: 40 bits, never 0 (a free
+// InnermostRange).
+std::uint64_t NextSeq(ThreadState* thread) {
+  std::uint64_t seq = thread->next_seq++ & kSeqMask;
+  if (seq == 0) seq = thread->next_seq++ & kSeqMask;
+  return seq;
 }
 
 }  // namespace
@@ -66,7 +100,7 @@ EndResult TakeOpenRange(ThreadState* owner, std::uint64_t seq, OpenRange* range)
 ThreadState* EnterScope(NameId name, std::uint16_t* depth, bool* correlated) noexcept {
   ThreadState* thread = Recorder::Get().Current();
   if (thread == nullptr) return nullptr;
-  *depth = ClampDepth(thread->scope_depth + thread->open_count.load(std::memory_order_relaxed));
+  *depth = ClampDepth(thread->scope_depth + thread->OpenRanges());
   const CorrelationPush push = g_correlation_push.load(std::memory_order_relaxed);
   *correlated = push != nullptr;
   if (push != nullptr) {
@@ -105,17 +139,19 @@ AnnotationHandle AnnotationBegin(NameId name) {
   if (!internal::g_recording.load(std::memory_order_relaxed)) return 0;
   ThreadState* thread = Recorder::Get().Current();
   if (thread == nullptr) return 0;
-  std::lock_guard<std::mutex> lock(thread->open_mutex);
-  if (thread->open.size() >= internal::kMaxOpenRangesPerThread) {
+  internal::InnermostRange& slot = thread->innermost;
+  if (slot.seq.load(std::memory_order_relaxed) != 0 && !internal::MoveInnermostToOpen(thread)) {
     internal::WarnOnce("too-many-open",
                        "more than 4096 annotation ranges open on one thread; "
                        "new ones are ignored until some are ended");
     return 0;
   }
-  const std::uint64_t seq = thread->next_seq++ & internal::kSeqMask;
-  const auto depth = internal::ClampDepth(thread->scope_depth + static_cast<std::uint32_t>(thread->open.size()));
-  thread->open.push_back(internal::OpenRange{seq, internal::NowNs(), name, depth});
-  thread->open_count.store(static_cast<std::uint32_t>(thread->open.size()), std::memory_order_relaxed);
+  const std::uint64_t seq = internal::NextSeq(thread);
+  slot.depth.store(internal::ClampDepth(thread->scope_depth + thread->open_count.load(std::memory_order_relaxed)),
+                   std::memory_order_relaxed);
+  slot.name.store(name, std::memory_order_relaxed);
+  slot.start_ns.store(internal::NowNs(), std::memory_order_relaxed);
+  slot.seq.store(seq, std::memory_order_release);
   return (static_cast<std::uint64_t>(thread->index) << internal::kSeqBits) | seq;
 }
 
@@ -131,9 +167,14 @@ EndResult AnnotationEnd(AnnotationHandle handle) {
   std::uint32_t owner_tid = 0;
   EndResult result;
   if (self->index == index) {
-    std::lock_guard<std::mutex> lock(self->open_mutex);
-    result = internal::TakeOpenRange(self, seq, &range);
     owner_tid = self->tid;
+    // The common case, the newest range ended by its own thread: no lock.
+    if (internal::ClaimInnermost(self, seq, &range)) {
+      result = EndResult::kOk;
+    } else {
+      std::lock_guard<std::mutex> lock(self->open_mutex);
+      result = internal::TakeOpenRange(self, seq, &range);
+    }
   } else {
     std::lock_guard<std::mutex> registry_lock(Recorder::Get().registry_mutex());
     ThreadState* owner = Recorder::Get().FindLocked(index);

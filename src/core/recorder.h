@@ -31,6 +31,20 @@ struct OpenRange {
   std::uint16_t depth;
 };
 
+// The newest range a thread opened by handle, kept apart from the older ones
+// so that the common begin/end pair on one thread takes no lock: the owner
+// fills a free slot and publishes it by storing `seq` (release); whoever ends
+// the range (the owner without a lock, another thread under open_mutex) reads
+// the fields and then claims it by a CAS of `seq` to 0. The fields cannot
+// change under a reader while `seq` stays the same: the owner writes them
+// only into a free slot, and a thread never reuses a seq.
+struct InnermostRange {
+  std::atomic<std::uint64_t> seq{0};  // 0: free
+  std::atomic<std::int64_t> start_ns{0};
+  std::atomic<NameId> name{0};
+  std::atomic<std::uint16_t> depth{0};
+};
+
 struct ThreadState {
   std::uint32_t tid = 0;
   std::uint32_t index = 0;               // registry slot, part of every handle
@@ -38,11 +52,25 @@ struct ThreadState {
   std::atomic<Chunk*> current{nullptr};  // written by the owner only
   std::atomic<bool> exited{false};
 
-  // Ranges opened by handle; any thread may end them, hence the lock.
+  // Ranges opened by handle: the newest in `innermost`, the older ones (moved
+  // there when a newer one opens) in `open`, guarded by open_mutex because any
+  // thread may end them.
+  InnermostRange innermost;
   std::mutex open_mutex;
   std::vector<OpenRange> open;
-  std::atomic<std::uint32_t> open_count{0};
-  std::uint64_t next_seq = 1;
+  std::atomic<std::uint32_t> open_count{0};  // open.size()
+  std::uint64_t next_seq = 1;                // owner thread only
+
+  // Handle ranges open on this thread.
+  std::uint32_t OpenRanges() const {
+    return open_count.load(std::memory_order_relaxed) + (innermost.seq.load(std::memory_order_relaxed) != 0 ? 1 : 0);
+  }
+  // Forgets them; the caller holds open_mutex.
+  void ForgetOpenRanges() {
+    innermost.seq.store(0, std::memory_order_relaxed);
+    open.clear();
+    open_count.store(0, std::memory_order_relaxed);
+  }
 };
 
 class Recorder {

@@ -68,8 +68,7 @@ void ClearOpenRanges() {
   std::lock_guard<std::mutex> lock(recorder.registry_mutex());
   recorder.ForEachThreadLocked([](ThreadState* thread) {
     std::lock_guard<std::mutex> open_lock(thread->open_mutex);
-    thread->open.clear();
-    thread->open_count.store(0, std::memory_order_relaxed);
+    thread->ForgetOpenRanges();
   });
 }
 
@@ -77,8 +76,7 @@ std::uint64_t CountOpenRanges() {
   Recorder& recorder = Recorder::Get();
   std::uint64_t open = 0;
   std::lock_guard<std::mutex> lock(recorder.registry_mutex());
-  recorder.ForEachThreadLocked(
-      [&open](ThreadState* thread) { open += thread->open_count.load(std::memory_order_relaxed); });
+  recorder.ForEachThreadLocked([&open](ThreadState* thread) { open += thread->OpenRanges(); });
   return open;
 }
 

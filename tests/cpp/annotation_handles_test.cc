@@ -1,12 +1,14 @@
 // Handle ranges (AnnotationBegin/AnnotationEnd): in-order ends, double ends,
 // out-of-order ends (recorded once), ends on another thread (recorded with
 // the beginning thread's tid), handle 0, begin without a session, handles
-// that outlive their session, and the cap on open ranges per thread.
+// that outlive their session, the cap on open ranges per thread, and races
+// between the owner's lock-free innermost range and ends on other threads.
 #include <gtest/gtest.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <map>
 #include <mutex>
@@ -132,6 +134,81 @@ TEST_F(AnnotationHandles, EndOnAnotherThreadIsRecordedWithTheBeginningThread) {
   EXPECT_NE(ranges["cross-thread"][0].tid, other_tid);
   ASSERT_EQ(ranges["begun-on-worker"].size(), 1u);
   EXPECT_EQ(ranges["begun-on-worker"][0].tid, worker_tid);
+}
+
+// Ends a handle published by the test thread, one per round, while the test
+// thread ends or opens ranges itself; counts what its ends returned.
+class EndingThread {
+ public:
+  EndingThread()
+      : thread_([this] {
+          while (!done_.load()) {
+            const AnnotationHandle h = mailbox_.exchange(0);
+            if (h == 0) {
+              std::this_thread::yield();
+              continue;
+            }
+            results_[static_cast<int>(AnnotationEnd(h))]++;
+            ended_.fetch_add(1);
+          }
+        }) {}
+  ~EndingThread() {
+    done_ = true;
+    thread_.join();
+  }
+  void Publish(AnnotationHandle h) { mailbox_.store(h); }
+  void AwaitEnded(int count) const {
+    while (ended_.load() < count) std::this_thread::yield();
+  }
+  int count(EndResult r) const { return results_[static_cast<int>(r)]; }  // after the rounds
+
+ private:
+  std::atomic<AnnotationHandle> mailbox_{0};
+  std::atomic<int> ended_{0};
+  std::atomic<bool> done_{false};
+  int results_[4] = {0, 0, 0, 0};
+  std::thread thread_;
+};
+
+TEST_F(AnnotationHandles, HandleEndedByTwoThreadsAtOnceIsRecordedOnce) {
+  constexpr int kRounds = 2000;
+  const NameId name = InternName("raced");
+  int own_ok = 0;
+  {
+    EndingThread other;
+    for (int round = 1; round <= kRounds; ++round) {
+      const AnnotationHandle h = AnnotationBegin(name);
+      other.Publish(h);
+      own_ok += AnnotationEnd(h) == EndResult::kOk;
+      other.AwaitEnded(round);
+    }
+    EXPECT_EQ(own_ok + other.count(EndResult::kOk), kRounds);
+    EXPECT_EQ(other.count(EndResult::kUnknownHandle), own_ok);
+  }
+  auto ranges = StopAndRead();
+  EXPECT_EQ(ranges["raced"].size(), static_cast<std::size_t>(kRounds));
+  EXPECT_EQ(footer_.open_ranges_at_stop(), 0u);
+}
+
+TEST_F(AnnotationHandles, RangeEndedElsewhereWhileItsThreadOpensTheNextIsRecordedOnce) {
+  constexpr int kRounds = 2000;
+  const NameId outer = InternName("outer-raced");
+  const NameId inner = InternName("inner");
+  {
+    EndingThread other;
+    for (int round = 1; round <= kRounds; ++round) {
+      other.Publish(AnnotationBegin(outer));
+      const AnnotationHandle h = AnnotationBegin(inner);  // moves the outer one aside, or finds it ended
+      ASSERT_NE(h, 0u);
+      ASSERT_EQ(AnnotationEnd(h), EndResult::kOk);
+      other.AwaitEnded(round);
+    }
+    EXPECT_EQ(other.count(EndResult::kOk) + other.count(EndResult::kOutOfOrder), kRounds);
+  }
+  auto ranges = StopAndRead();
+  EXPECT_EQ(ranges["outer-raced"].size(), static_cast<std::size_t>(kRounds));
+  EXPECT_EQ(ranges["inner"].size(), static_cast<std::size_t>(kRounds));
+  EXPECT_EQ(footer_.open_ranges_at_stop(), 0u);
 }
 
 TEST_F(AnnotationHandles, HandleZeroIsNotProfiling) {
