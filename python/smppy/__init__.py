@@ -18,11 +18,12 @@ A drop-in for SageMaker Profiler scripts::
 call into a no-op without changing the script.
 """
 
-from smppy import _smppy
-from smppy._annotations import annotation_begin, annotation_end
+from smppy import _annotations, _smppy  # noqa: F401  (_annotations registers the decorator)
 from smppy._profiler import Config, SMProfiler
 
 annotate = _smppy.annotate
+annotation_begin = _smppy.annotation_begin
+annotation_end = _smppy.annotation_end
 __version__: str = _smppy.version()
 
 __all__ = [

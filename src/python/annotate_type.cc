@@ -1,9 +1,7 @@
 #include "python/annotate_type.h"
 
-#include <deque>
-#include <string>
+#include <cstddef>
 #include <string_view>
-#include <unordered_map>
 
 #include "core/annotation_correlation.h"
 #include "core/recorder.h"
@@ -16,28 +14,55 @@ namespace {
 using smprof::NameId;
 using smprof::internal::ThreadState;
 
-// Name ids by UTF-8 content. Guarded by the GIL: every caller holds it.
+// Returns the id of the str `name`, interning its UTF-8 form; false with a
+// Python error set. A name with lone surrogates ('\udcff', as os.fsdecode
+// makes of undecodable bytes) has no UTF-8 form: it is recorded with them
+// escaped (the text \udcff), so that the same code runs whether or not it is
+// profiled.
+bool InternStr(PyObject* name, NameId* id) {
+  Py_ssize_t size = 0;
+  if (const char* utf8 = PyUnicode_AsUTF8AndSize(name, &size)) {
+    *id = smprof::InternName(std::string_view(utf8, static_cast<std::size_t>(size)));
+    return true;
+  }
+  if (!PyErr_ExceptionMatches(PyExc_UnicodeEncodeError)) return false;
+  PyErr_Clear();
+  PyObject* escaped = PyUnicode_AsEncodedString(name, "utf-8", "backslashreplace");
+  if (escaped == nullptr) return false;
+  *id = smprof::InternName(
+      std::string_view(PyBytes_AS_STRING(escaped), static_cast<std::size_t>(PyBytes_GET_SIZE(escaped))));
+  Py_DECREF(escaped);
+  return true;
+}
+
+// Name ids by str, in a dict: a hit costs one lookup of the str's cached
+// hash, no encoding. Guarded by the GIL: every caller holds it.
 class NameCache {
  public:
-  // Returns false with a Python error set if `name` is not a str.
+  // `name` is a str (or subclass, which is not cached). False with a Python
+  // error set.
   bool Lookup(PyObject* name, NameId* id) {
-    Py_ssize_t size = 0;
-    const char* utf8 = PyUnicode_AsUTF8AndSize(name, &size);
-    if (utf8 == nullptr) return false;
-    const std::string_view key(utf8, static_cast<std::size_t>(size));
-    if (auto it = ids_.find(key); it != ids_.end()) {
-      *id = it->second;
-      return true;
+    const bool cacheable = PyUnicode_CheckExact(name) && ids_ != nullptr;
+    if (cacheable) {
+      if (PyObject* cached = PyDict_GetItemWithError(ids_, name)) {
+        *id = static_cast<NameId>(PyLong_AsUnsignedLong(cached));
+        return true;
+      }
+      if (PyErr_Occurred()) return false;
     }
-    *id = smprof::InternName(key);
-    if (ids_.size() < kMaxCached) ids_.emplace(keys_.emplace_back(key), *id);
+    if (!InternStr(name, id)) return false;
+    if (cacheable && PyDict_GET_SIZE(ids_) < kMaxCached) {
+      PyObject* value = PyLong_FromUnsignedLong(*id);
+      const bool stored = value != nullptr && PyDict_SetItem(ids_, name, value) == 0;
+      Py_XDECREF(value);
+      if (!stored) PyErr_Clear();  // the id is right; only the cache missed
+    }
     return true;
   }
 
  private:
-  static constexpr std::size_t kMaxCached = 1 << 16;
-  std::deque<std::string> keys_;  // owns the views in ids_
-  std::unordered_map<std::string_view, NameId> ids_;
+  static constexpr Py_ssize_t kMaxCached = 1 << 16;
+  PyObject* ids_ = PyDict_New();  // str -> int; null (no cache) if out of memory
 };
 
 NameCache& Names() {
@@ -64,12 +89,9 @@ PyObject* Decorate(PyObject* func, PyObject* name) {
   return PyObject_CallFunctionObjArgs(g_decorator, func, name, nullptr);
 }
 
-PyObject* AnnotateNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
-  PyObject* name = Py_None;
-  static const char* keywords[] = {"name", nullptr};
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:annotate", const_cast<char**>(keywords), &name)) {
-    return nullptr;
-  }
+// A new annotate object named `name`, or, for a callable, what the bare
+// decorator @smppy.annotate returns.
+PyObject* NewAnnotate(PyTypeObject* type, PyObject* name) {
   if (name != Py_None && !PyUnicode_Check(name)) {
     // Bare decorator: @smppy.annotate on a function.
     if (PyCallable_Check(name)) return Decorate(name, Py_None);
@@ -82,6 +104,28 @@ PyObject* AnnotateNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   self->name = name;
   self->thread = nullptr;
   return reinterpret_cast<PyObject*>(self);
+}
+
+PyObject* AnnotateNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
+  PyObject* name = Py_None;
+  static const char* keywords[] = {"name", nullptr};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:annotate", const_cast<char**>(keywords), &name)) {
+    return nullptr;
+  }
+  return NewAnnotate(type, name);
+}
+
+// `annotate(...)` without an argument tuple or PyArg parsing: the one call
+// every `with smppy.annotate("x")` makes.
+PyObject* AnnotateVectorcall(PyObject* type, PyObject* const* args, std::size_t nargsf, PyObject* kwnames) {
+  const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+  const Py_ssize_t nkwargs = kwnames == nullptr ? 0 : PyTuple_GET_SIZE(kwnames);
+  if (nargs + nkwargs > 1 ||
+      (nkwargs == 1 && PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0), "name") != 0)) {
+    PyErr_SetString(PyExc_TypeError, "annotate() takes one optional argument, name");
+    return nullptr;
+  }
+  return NewAnnotate(reinterpret_cast<PyTypeObject*>(type), nargs + nkwargs == 1 ? args[0] : Py_None);
 }
 
 void AnnotateDealloc(PyObject* object) {
@@ -169,8 +213,10 @@ PyTypeObject MakeAnnotateType() {
       "    @smppy.annotate(\"step\")\n"
       "    def train_step(batch): ...\n\n"
       "Ranges nest, close when the block raises, and cost one flag check when\n"
-      "profiling is off. A range must exit on the thread it entered on.";
+      "profiling is off. A range must exit on the thread it entered on.\n"
+      "A name with lone surrogates ('\\udcff') is recorded with them escaped.";
   type.tp_new = AnnotateNew;
+  type.tp_vectorcall = AnnotateVectorcall;
   type.tp_dealloc = AnnotateDealloc;
   type.tp_call = AnnotateCall;
   type.tp_methods = kAnnotateMethods;
@@ -191,15 +237,33 @@ PyObject* AnnotationBegin(PyObject*, PyObject* name) {
   return PyLong_FromUnsignedLongLong(smprof::AnnotationBegin(id));
 }
 
+PyObject* WarnEnd(PyObject* handle, const char* what) {
+  if (PyErr_WarnFormat(PyExc_RuntimeWarning, 1, "annotation_end(%R): %s", handle, what) < 0) return nullptr;
+  Py_RETURN_NONE;
+}
+
 PyObject* AnnotationEnd(PyObject*, PyObject* handle) {
-  const unsigned long long value = PyLong_AsUnsignedLongLong(handle);
-  if (value == static_cast<unsigned long long>(-1) && PyErr_Occurred()) {
-    PyErr_Clear();
-    PyErr_Format(PyExc_TypeError, "annotation_end() takes the int handle from annotation_begin(), not %.100s",
+  if (!PyLong_Check(handle)) {
+    PyErr_Format(PyExc_TypeError, "annotation_end() takes the int handle that annotation_begin() returned, not %.100s",
                  Py_TYPE(handle)->tp_name);
     return nullptr;
   }
-  return PyLong_FromLong(static_cast<long>(smprof::AnnotationEnd(value)));
+  const unsigned long long value = PyLong_AsUnsignedLongLong(handle);
+  if (value == static_cast<unsigned long long>(-1) && PyErr_Occurred()) {
+    if (!PyErr_ExceptionMatches(PyExc_OverflowError)) return nullptr;
+    PyErr_Clear();  // negative, or wider than 64 bits: never a handle
+    return WarnEnd(handle, "unknown handle, or already ended; ignored");
+  }
+  switch (smprof::AnnotationEnd(value)) {
+    case smprof::EndResult::kUnknownHandle:
+      return WarnEnd(handle, "unknown handle, or already ended; ignored");
+    case smprof::EndResult::kOutOfOrder:
+      return WarnEnd(handle, "ended before ranges opened after it; it is recorded, the inner ranges stay open");
+    case smprof::EndResult::kOk:
+    case smprof::EndResult::kNotProfiling:
+      break;
+  }
+  Py_RETURN_NONE;
 }
 
 PyObject* SetDecorator(PyObject*, PyObject* decorator) {
@@ -209,8 +273,18 @@ PyObject* SetDecorator(PyObject*, PyObject* decorator) {
 }
 
 PyMethodDef kFunctions[] = {
-    {"annotation_begin", AnnotationBegin, METH_O, "annotation_begin(name) -> int handle (0 when not profiling)."},
-    {"annotation_end", AnnotationEnd, METH_O, "annotation_end(handle) -> smprof::EndResult code."},
+    {"annotation_begin", AnnotationBegin, METH_O,
+     "annotation_begin(name) -> int\n\n"
+     "Opens a range named ``name`` and returns its handle.\n\n"
+     "End it with annotation_end(), on any thread. Returns 0 (a handle that\n"
+     "annotation_end() accepts and ignores) when profiling is off."},
+    {"annotation_end", AnnotationEnd, METH_O,
+     "annotation_end(handle) -> None\n\n"
+     "Closes the range opened by annotation_begin().\n\n"
+     "Misuse never corrupts the trace; it warns (RuntimeWarning): a handle\n"
+     "ended twice or unknown is ignored, and a range ended while ranges opened\n"
+     "after it are still open is recorded, its inner ranges staying open.\n"
+     "A handle that is not an int is a TypeError."},
     {"_set_decorator", SetDecorator, METH_O, "Registers the Python helper that wraps decorated functions."},
     {nullptr, nullptr, 0, nullptr},
 };

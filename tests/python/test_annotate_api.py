@@ -136,6 +136,61 @@ def test_handle_misuse_warns_and_never_records_twice(trace_dir: Path) -> None:
     assert Counter(e["name"] for e in read_annotations(trace_dir)) == {"outer": 1, "inner": 1}
 
 
+def test_handle_misuse_of_other_types_names_the_type(trace_dir: Path) -> None:
+    start_session(trace_dir)
+    h = smppy.annotation_begin("kept")
+    with pytest.raises(TypeError, match=r"int handle that annotation_begin\(\) returned, not bytes"):
+        smppy.annotation_end(b"\x01")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="not float"):
+        smppy.annotation_end(float(h))  # type: ignore[arg-type]
+    # Ints that no handle can be (negative, wider than 64 bits) are unknown handles.
+    for never_issued in (-1, 1 << 70):
+        with pytest.warns(RuntimeWarning, match=rf"annotation_end\({never_issued}\): unknown handle"):
+            smppy.annotation_end(never_issued)
+    smppy.annotation_end(h)
+    stop()
+    assert [e["name"] for e in read_annotations(trace_dir)] == ["kept"]
+
+
+def test_misuse_warnings_point_at_the_caller(trace_dir: Path) -> None:
+    start_session(trace_dir)
+    with pytest.warns(RuntimeWarning) as caught:
+        smppy.annotation_end(123456789)
+    stop()
+    assert caught[0].filename == __file__
+
+
+def test_lone_surrogates_work_whether_or_not_profiling(trace_dir: Path) -> None:
+    def annotate_everywhere(name: str) -> None:
+        with smppy.annotate(name):
+            pass
+        smppy.annotation_end(smppy.annotation_begin(name))
+        smppy.annotate(name)(lambda: None)()
+
+    annotate_everywhere("\udcff")
+    start_session(trace_dir)
+    annotate_everywhere("\udcff")
+    annotate_everywhere("a\ud800b")
+    stop()
+    names = Counter(e["name"] for e in read_annotations(trace_dir))
+    # Recorded with the surrogates escaped: a name every reader can print.
+    assert names == {"\\udcff": 3, "a\\ud800b": 3}
+
+
+def test_name_by_keyword_and_bad_calls(trace_dir: Path) -> None:
+    with pytest.raises(TypeError, match="one optional argument, name"):
+        smppy.annotate("a", "b")  # type: ignore[call-overload]
+    with pytest.raises(TypeError, match="one optional argument, name"):
+        smppy.annotate(label="a")  # type: ignore[call-overload]
+    assert smppy.annotate().name is None
+    assert smppy.annotate.__new__(smppy.annotate, "by-new").name == "by-new"
+    start_session(trace_dir)
+    with smppy.annotate(name="by-keyword"):
+        pass
+    stop()
+    assert [e["name"] for e in read_annotations(trace_dir)] == ["by-keyword"]
+
+
 def test_handle_can_end_on_another_thread(trace_dir: Path) -> None:
     start_session(trace_dir)
     h = smppy.annotation_begin("async-work")
