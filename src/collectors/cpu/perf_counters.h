@@ -97,8 +97,8 @@ class PerfCounters {
  public:
   // Opens the counters; never fails: statuses() says what is active. When no
   // requested hardware event opens, the software events task-clock,
-  // context-switches, cpu-migrations and page-faults are added (fallback=true)
-  // unless already requested.
+  // context-switches and cpu-migrations are added (fallback=true) unless
+  // already requested.
   static std::unique_ptr<PerfCounters> Open(const std::vector<std::string>& names);
   ~PerfCounters();  // closes every descriptor
   PerfCounters(const PerfCounters&) = delete;
