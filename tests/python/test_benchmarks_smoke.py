@@ -10,7 +10,7 @@ import pytest
 from conftest import REPO
 
 
-@pytest.mark.parametrize("script", ["python_annotate_bench.py", "trace_size.py"])
+@pytest.mark.parametrize("script", ["python_annotate_bench.py", "trace_size.py", "page_fault_cost.py"])
 def test_benchmark_quick_mode_runs(script: str, tmp_path) -> None:
     proc = subprocess.run(
         [sys.executable, str(REPO / "bench" / script), "--quick"],
