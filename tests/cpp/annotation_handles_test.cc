@@ -171,7 +171,7 @@ class EndingThread {
 };
 
 TEST_F(AnnotationHandles, HandleEndedByTwoThreadsAtOnceIsRecordedOnce) {
-  constexpr int kRounds = 2000;
+  constexpr int kRounds = 1000;
   const NameId name = InternName("raced");
   int own_ok = 0;
   {
@@ -191,7 +191,7 @@ TEST_F(AnnotationHandles, HandleEndedByTwoThreadsAtOnceIsRecordedOnce) {
 }
 
 TEST_F(AnnotationHandles, RangeEndedElsewhereWhileItsThreadOpensTheNextIsRecordedOnce) {
-  constexpr int kRounds = 2000;
+  constexpr int kRounds = 1000;
   const NameId outer = InternName("outer-raced");
   const NameId inner = InternName("inner");
   {
