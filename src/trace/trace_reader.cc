@@ -1,5 +1,6 @@
 #include "trace/trace_reader.h"
 
+#include <google/protobuf/stubs/logging.h>
 #include <sys/stat.h>
 #include <zstd.h>
 
@@ -71,6 +72,13 @@ std::uint64_t CountTopLevelFields(const std::string& message, std::uint64_t limi
   return fields;
 }
 
+// Parses without protobuf's own log line on damaged input (e.g. "String field contains invalid
+// UTF-8"): the reader reports the problem once, with the file and offset.
+bool ParseQuietly(const std::string& bytes, google::protobuf::MessageLite* message) {
+  google::protobuf::LogSilencer quiet;
+  return message->ParseFromString(bytes);
+}
+
 }  // namespace
 
 bool HasTraceMagic(const std::string& path) {
@@ -108,7 +116,7 @@ Status TraceReader::Open(const std::string& path, std::unique_ptr<TraceReader>* 
   const ChunkResult header = reader->ReadChunk(&tag);
   if (header == ChunkResult::kEnd) reader->SetProblem(reader->offset_, "truncated: no header chunk");
   if (header != ChunkResult::kOk || tag != trace_format::kHeaderTag ||
-      !reader->header_.ParseFromString(reader->payload_)) {
+      !ParseQuietly(reader->payload_, &reader->header_)) {
     return Status(StatusCode::kInvalidArgument,
                   "'" + path + "': unreadable header" + (reader->problem_.empty() ? "" : ": " + reader->problem_));
   }
@@ -230,7 +238,7 @@ bool TraceReader::NextFrame(trace::Frame* frame) {
       return false;
     }
     if (tag == trace_format::kFrameTag) {
-      if (!frame->ParseFromString(payload_)) {
+      if (!ParseQuietly(payload_, frame)) {
         SetProblem(start, "corrupt: frame does not parse");
         return false;
       }
@@ -238,7 +246,7 @@ bool TraceReader::NextFrame(trace::Frame* frame) {
       return true;
     }
     if (tag == trace_format::kFooterTag) {
-      if (!footer_.ParseFromString(payload_)) {
+      if (!ParseQuietly(payload_, &footer_)) {
         SetProblem(start, "corrupt: footer does not parse");
         return false;
       }

@@ -215,6 +215,19 @@ def test_frame_removed_or_duplicated_is_flagged_against_the_footer(tmp_path: Pat
     assert any(problem in w for w in summary["warnings"]), summary["warnings"]
 
 
+def test_frame_that_does_not_parse_is_one_warning_line(tmp_path: Path):
+    chunks = chunks_of(good_trace(tmp_path / "t.smprof").read_bytes())
+    not_utf8 = chunk(b"SMPF", b"\x12\x01\xff")  # Frame.strings = [b"\xff"]: protobuf refuses it
+    (tmp_path / "t.smprof").write_bytes(MAGIC + chunks[0] + chunks[1] + not_utf8 + chunks[2])
+    proc = smprof("info", str(tmp_path / "t.smprof"))
+    at = 8 + len(chunks[0]) + len(chunks[1])
+    assert proc.returncode == 0
+    assert (
+        proc.stderr
+        == f"smprof: warning: {tmp_path / 't.smprof'}: corrupt: frame does not parse at byte {at}\n"
+    )
+
+
 def test_report_on_unreadable_input_is_an_error_not_an_empty_dashboard(tmp_path: Path):
     (tmp_path / "in").mkdir()
     (tmp_path / "in/rank0.smprof").write_bytes(b"SMPROF\x00\x07 a future version")
