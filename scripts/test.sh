@@ -26,6 +26,9 @@ if [ -x "$build/bench/gpu_records_benchmark" ]; then  # built where the CUPTI he
   "$build/bench/gpu_records_benchmark" --quick >/dev/null
 fi
 
+echo "== C++: GoogleTest under ASan+UBSan, then the trace reader fuzzer for 60 s (docs/TESTING.md)"
+bash scripts/sanitizer_checks.sh build/sanitize 60
+
 echo "== C++: find_package(smprof) consumer"
 bash tests/cmake_consumer/run.sh "$build"
 

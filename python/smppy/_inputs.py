@@ -4,6 +4,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
+
+from smppy.trace import find_trace_files
 
 
 def resolve_input(location: str) -> Path:
@@ -19,3 +22,19 @@ def resolve_input(location: str) -> Path:
     if not path.exists():
         raise FileNotFoundError(f"no such file or directory: {location}")
     return path
+
+
+def resolve_traces(location: str) -> Path:
+    """``resolve_input``, refusing a location without any trace file: FileNotFoundError for a
+    directory without one, ValueError for a named file that is not a trace."""
+    path = resolve_input(location)
+    if not find_trace_files(path):
+        raise FileNotFoundError(f"no smprof trace files under {location}")
+    return path
+
+
+def require_readable(summary: dict[str, Any], location: str) -> None:
+    """Raises ValueError, with the reasons, when the summary of ``location`` read no file at all."""
+    if not summary["job"]["files"]:
+        reasons = "; ".join(summary["warnings"]) or "no trace file could be read"
+        raise ValueError(f"no readable smprof trace under {location}: {reasons}")

@@ -11,8 +11,8 @@ from collections import defaultdict
 from collections.abc import Sequence
 
 import smppy
-from smppy._inputs import resolve_input
-from smppy.trace import find_trace_files, iter_events
+from smppy._inputs import resolve_traces
+from smppy.trace import file_events, find_trace_files, open_trace
 from smppy.trace_info import NameStats, TraceInfo, read_info
 
 
@@ -80,20 +80,25 @@ def _print_info(infos: list[TraceInfo], top: int) -> None:
         )
 
 
+def _warn(message: str) -> None:
+    print(f"smprof: warning: {message}", file=sys.stderr)
+
+
+# info and dump treat damaged input alike: each file that cannot be opened, or that is truncated,
+# corrupt or inconsistent with its footer, is one warning on stderr (the readable part is still
+# used); the exit status is 0 when at least one file could be read, 1 when none could.
+
+
 def cmd_info(args: argparse.Namespace) -> int:
-    files = find_trace_files(resolve_input(args.path))
-    if not files:
-        print(f"smprof: no trace files (*.smprof) under {args.path}", file=sys.stderr)
-        return 1
     infos = []
-    for f in files:
+    for f in find_trace_files(resolve_traces(args.path)):
         try:
             infos.append(read_info(f))
         except ValueError as e:
-            print(f"smprof: warning: skipping {f}: {e}", file=sys.stderr)
+            _warn(f"skipping {f}: {e}")
     for info in infos:
         if info.problem:
-            print(f"smprof: warning: {info.path}: {info.problem}", file=sys.stderr)
+            _warn(f"{info.path}: {info.problem}")
     if args.json:
         json.dump([i.to_json() for i in infos], sys.stdout, indent=2)
         print()
@@ -104,12 +109,22 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 def cmd_dump(args: argparse.Namespace) -> int:
     out = sys.stdout
+    read = 0
     try:
-        for event in iter_events(resolve_input(args.path)):
-            out.write(json.dumps(event, separators=(",", ":")) + "\n")
+        for f in find_trace_files(resolve_traces(args.path)):
+            try:
+                trace = open_trace(f)
+            except ValueError as e:
+                _warn(f"skipping {f}: {e}")
+                continue
+            read += 1
+            for event in file_events(trace):
+                out.write(json.dumps(event, separators=(",", ":")) + "\n")
+            if trace.problem:
+                _warn(f"{f}: {trace.problem}")
     except BrokenPipeError:
         return 0
-    return 0
+    return 0 if read else 1
 
 
 # Commands that live in modules of their own: each has

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from smppy import _smppy
-from smppy._inputs import resolve_input
+from smppy._inputs import resolve_traces
 from smppy.trace import find_trace_files
 
 FORMATS = ("chrome", "perfetto")
@@ -94,17 +94,15 @@ def export_timeline(
     gpu_utilization_max_buckets: int = 10_000,
 ) -> dict[str, Any]:
     """Writes the timeline of the traces at ``location`` to ``output`` (gzip-compressed when it ends
-    in ``.gz``) and returns what went in: counts, warnings, ``file_bytes``.
+    in ``.gz``; its folder is created if missing) and returns what went in: counts, warnings, ``file_bytes``.
 
     ``start``/``end``: seconds since the job's start, or absolute wall-clock ns (>= 1e12).
     ``steps``: (first, last) step numbers; the window runs from the first's start to the last's end.
     """
     if format not in FORMATS:
         raise ValueError(f"format must be one of: {', '.join(FORMATS)} (got '{format}')")
-    path = resolve_input(os.fspath(location))
+    path = resolve_traces(os.fspath(location))
     files = find_trace_files(path)
-    if not files:
-        raise FileNotFoundError(f"no trace files (*.smprof) under {location}")
     start_ns = end_ns = None
     if start is not None or end is not None:
         origin = job_start_wall_ns(files)
@@ -117,6 +115,7 @@ def export_timeline(
     if start_ns is not None and end_ns is not None and end_ns < start_ns:
         raise ValueError("the window is empty: --end is before --start")
     out = os.fspath(output)
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
     return _smppy.export_timeline(
         [os.fspath(f) for f in files],
         out,

@@ -141,8 +141,11 @@ def compare(head: dict[str, Any] | None, digest: FileDigest, path: Path) -> str:
 def make_client(endpoint_url: str | None = None, max_attempts: int = 5) -> Any:
     """An S3 client from the standard AWS chain (environment, config files, instance role),
     with botocore's standard retries (exponential backoff with jitter)."""
-    import boto3
-    from botocore.config import Config
+    try:
+        import boto3
+        from botocore.config import Config
+    except ImportError:
+        raise S3Error("s3:// needs boto3, which is not installed: pip install smprof[s3]") from None
 
     session = boto3.session.Session()
     config = Config(
@@ -153,9 +156,13 @@ def make_client(endpoint_url: str | None = None, max_attempts: int = 5) -> Any:
         request_checksum_calculation="when_required",
         response_checksum_validation="when_required",
     )
-    return session.client(
-        "s3", endpoint_url=endpoint_url, region_name=session.region_name or "us-east-1", config=config
-    )
+    try:
+        return session.client(
+            "s3", endpoint_url=endpoint_url, region_name=session.region_name or "us-east-1", config=config
+        )
+    except Exception as e:  # a malformed endpoint URL, from the argument or the AWS environment
+        where = redact_credentials(endpoint_url) if endpoint_url else "AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL"
+        raise S3Error(f"bad S3 endpoint ({where}): {redact_credentials(str(e))}") from None
 
 
 def head(client: Any, bucket: str, key: str) -> dict[str, Any] | None:
@@ -178,8 +185,24 @@ def check_bucket(client: Any, uri: S3Uri) -> None:
         raise explain(e, uri) from None
 
 
+# The user-information part of a URL (``http://KEY:SECRET@host``): credentials, never printed.
+_URL_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]*://)[^/\s\"'`]*@")
+
+
+def redact_credentials(text: str) -> str:
+    """``text`` with the user and password of every URL in it replaced by ``***``."""
+    return _URL_USERINFO.sub(r"\g<scheme>***@", text)
+
+
 def explain(error: BaseException, target: S3Uri | str) -> S3Error:
-    """An S3Error naming the target and what to do. Never includes credentials."""
+    """An S3Error naming the target and what to do. Never includes credentials: neither the
+    environment's keys nor a user and password written into the endpoint URL."""
+    if isinstance(error, S3Error):
+        return error
+    return S3Error(redact_credentials(_describe(error, target)))
+
+
+def _describe(error: BaseException, target: S3Uri | str) -> str:
     from boto3.exceptions import S3UploadFailedError
     from botocore.exceptions import (
         ClientError,
@@ -189,26 +212,24 @@ def explain(error: BaseException, target: S3Uri | str) -> S3Error:
         PartialCredentialsError,
     )
 
-    if isinstance(error, S3Error):
-        return error
     if isinstance(error, S3UploadFailedError) and isinstance(error.__context__, ClientError):
         error = error.__context__  # boto3 wraps the service's answer
     if isinstance(error, (NoCredentialsError, PartialCredentialsError)):
-        return S3Error(
+        return (
             f"{target}: no usable AWS credentials (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, "
             "AWS_PROFILE, or run where an instance or task role is available)"
         )
     if isinstance(error, (EndpointConnectionError, HTTPClientError, ConnectionError)):
         url = getattr(error, "kwargs", {}).get("endpoint_url", "")
-        return S3Error(f"{target}: cannot reach the S3 endpoint{f' ({url})' if url else ''}")
+        return f"{target}: cannot reach the S3 endpoint{f' ({url})' if url else ''}"
     if isinstance(error, ClientError):
         code = str(error.response.get("Error", {}).get("Code", ""))
         bucket = target.bucket if isinstance(target, S3Uri) else str(target)
         if code in ("NoSuchBucket",) or (code == "404" and error.operation_name == "HeadBucket"):
-            return S3Error(f"{target}: bucket '{bucket}' does not exist")
+            return f"{target}: bucket '{bucket}' does not exist"
         if code in ("AccessDenied", "403", "AllAccessDisabled"):
-            return S3Error(f"{target}: access denied (check the credentials' permissions for this bucket)")
+            return f"{target}: access denied (check the credentials' permissions for this bucket)"
         if code in ("InvalidAccessKeyId", "SignatureDoesNotMatch", "ExpiredToken", "InvalidToken"):
-            return S3Error(f"{target}: the AWS credentials were rejected ({code})")
-        return S3Error(f"{target}: {code or 'error'} in {error.operation_name}")
-    return S3Error(f"{target}: {type(error).__name__}: {error}")
+            return f"{target}: the AWS credentials were rejected ({code})"
+        return f"{target}: {code or 'error'} in {error.operation_name}"
+    return f"{target}: {type(error).__name__}: {error}"

@@ -6,6 +6,11 @@ checked against the object's size and SHA-256 (``smprof-sha256`` metadata, writt
 ``smprof upload``) before it is used. An index beside the files remembers each object's ETag, size
 and SHA-256, so a rerun downloads only objects that changed (and re-hashes the local copies to catch
 local damage). Trace files that disappeared from the prefix disappear from the mirror.
+
+Keys and prefixes come from someone else's bucket: one that would land outside ``<cache>/<bucket>``
+(a ``..``, ``.`` or empty component, as in ``a/../x`` or ``/etc/x``) is refused by name, and the
+cleanup of stale files only removes files that the index says this cache downloaded. Trace objects
+are those named ``*.smprof`` and any other that starts with the trace magic bytes.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from smppy.s3 import SHA256_METADATA, S3Error, S3Uri, check_bucket, digest_file, explain, head, make_client
-from smppy.trace import TRACE_SUFFIX
+from smppy.trace import TRACE_MAGIC, TRACE_SUFFIX
 
 INDEX_NAME = ".smprof-s3-index.json"
 
@@ -28,18 +33,39 @@ def cache_root() -> Path:
     return Path(base) / "smprof" / "s3"
 
 
+def _local_path(bucket_dir: Path, key: str, what: str) -> Path:
+    """Where ``key`` lives under ``bucket_dir``; S3Error if it would resolve anywhere else."""
+    parts = key.split("/")
+    if any(part in ("", ".", "..") or "\0" in part for part in parts):
+        raise S3Error(
+            f"{what}: refused: {key!r} would land outside the cache ({bucket_dir}); "
+            "keys and prefixes with '..', '.' or empty components, or a leading '/', are not read"
+        )
+    return bucket_dir.joinpath(*parts)
+
+
+def _is_trace_object(client: Any, bucket: str, key: str) -> bool:
+    """True if the object starts with the trace magic bytes (one ranged GET), whatever its name:
+    ``smprof upload`` keeps SageMaker Profiler's names (``smpfile_<pid>_<time>.raw``, ...)."""
+    start = client.get_object(Bucket=bucket, Key=key, Range=f"bytes=0-{len(TRACE_MAGIC) - 1}")["Body"].read()
+    return start == TRACE_MAGIC
+
+
 def _list(client: Any, uri: S3Uri) -> dict[str, dict[str, Any]]:
-    """The trace objects under ``uri`` by key (a prefix naming one object lists just it)."""
-    if uri.prefix.endswith(TRACE_SUFFIX):
-        found = head(client, uri.bucket, uri.prefix)
-        return {} if found is None else {uri.prefix: {"ETag": found["ETag"], "Size": found["ContentLength"]}}
+    """The trace objects under ``uri`` by key (a prefix naming one object lists just it): those
+    named ``*.smprof`` and any other that starts with the trace magic bytes."""
+    found = head(client, uri.bucket, uri.prefix) if uri.prefix else None
+    if found is not None and (
+        uri.prefix.endswith(TRACE_SUFFIX) or _is_trace_object(client, uri.bucket, uri.prefix)
+    ):
+        return {uri.prefix: {"ETag": found["ETag"], "Size": found["ContentLength"]}}
     objects = {}
     pages = client.get_paginator("list_objects_v2").paginate(
         Bucket=uri.bucket, Prefix=f"{uri.prefix}/" if uri.prefix else ""
     )
     for page in pages:
         for obj in page.get("Contents", []):
-            if obj["Key"].endswith(TRACE_SUFFIX):
+            if obj["Key"].endswith(TRACE_SUFFIX) or _is_trace_object(client, uri.bucket, obj["Key"]):
                 objects[obj["Key"]] = obj
     return objects
 
@@ -51,13 +77,17 @@ def mirror(uri: S3Uri, client: Any = None, root: Path | None = None) -> Path:
     root = root or cache_root()
     client = client or make_client()
     bucket_dir = root / uri.bucket
+    target = _local_path(bucket_dir, uri.prefix, str(uri)) if uri.prefix else bucket_dir
     try:
         check_bucket(client, uri)
         objects = _list(client, uri)
     except Exception as e:
         raise explain(e, uri) from None
     if not objects:
-        raise FileNotFoundError(f"no trace files (*{TRACE_SUFFIX}) under {uri}")
+        raise FileNotFoundError(
+            f"no trace files under {uri} (*{TRACE_SUFFIX}, or objects that start like a trace)"
+        )
+    local_paths = {key: _local_path(bucket_dir, key, f"s3://{uri.bucket}/{key}") for key in objects}
     index_path = bucket_dir / INDEX_NAME
     try:
         index: dict[str, dict[str, Any]] = json.loads(index_path.read_text())
@@ -65,7 +95,7 @@ def mirror(uri: S3Uri, client: Any = None, root: Path | None = None) -> Path:
         index = {}
 
     for key, obj in sorted(objects.items()):
-        local = bucket_dir / key
+        local = local_paths[key]
         known = index.get(key)
         if (
             known is not None
@@ -78,13 +108,12 @@ def mirror(uri: S3Uri, client: Any = None, root: Path | None = None) -> Path:
         index[key] = _download(client, uri, key, local)
         _save(index_path, index)
 
-    target = bucket_dir / uri.prefix
     if target.is_dir():
-        wanted = {bucket_dir / key for key in objects}
-        for stale in target.rglob(f"*{TRACE_SUFFIX}"):
-            if stale not in wanted:
-                stale.unlink()
-                index.pop(stale.relative_to(bucket_dir).as_posix(), None)
+        # Only files this cache downloaded (the index lists them) are ever removed.
+        under = f"{uri.prefix}/" if uri.prefix else ""
+        for key in [k for k in index if k.startswith(under) and k not in objects]:
+            _local_path(bucket_dir, key, f"s3://{uri.bucket}/{key}").unlink(missing_ok=True)
+            del index[key]
         _save(index_path, index)
     return target
 

@@ -9,7 +9,7 @@ import sys
 from typing import Any
 
 from smppy import analysis
-from smppy._inputs import resolve_input
+from smppy._inputs import require_readable, resolve_traces
 
 
 def _ms(ns: float) -> str:
@@ -121,11 +121,9 @@ def print_summary(s: dict[str, Any], top: int) -> None:
 
 
 def cmd_summary(args: argparse.Namespace) -> int:
-    path = resolve_input(args.path)
+    path = resolve_traces(args.path)
     s = analysis.summarize(path, step_pattern=args.step_pattern, top_k=args.top)
-    if not s["job"]["files"]:
-        print(f"smprof: no trace files (*.smprof) under {args.path}", file=sys.stderr)
-        return 1
+    require_readable(s, args.path)
     if args.json:
         json.dump(s, sys.stdout, indent=1)
         print()

@@ -3,7 +3,9 @@
 ``open_trace(path)`` reads one file frame by frame (bounded memory) through
 the C++ reader; ``events(trace)`` (or ``annotation_events``,
 ``counter_events``) turns its frames into event dicts;
-``find_trace_files(path)`` lists the rank files under a directory;
+``find_trace_files(path)`` lists the rank files under a directory, recognised by
+their magic bytes whatever their names (``*.smprof``, SageMaker Profiler's
+``smpfile_<pid>_<time>.raw``, ``*.smpraw``, ...), and damaged ``*.smprof`` files;
 ``iter_events(path)`` yields every event of them as the dicts that
 ``smprof dump --json`` prints (docs/TRACE_FORMAT.md lists the fields).
 
@@ -26,6 +28,8 @@ from smppy import _smppy
 from smppy.gpu_events import frame_gpu_events
 
 TRACE_SUFFIX = ".smprof"
+# What every trace file starts with (then the format version byte): docs/TRACE_FORMAT.md.
+TRACE_MAGIC = b"SMPROF\x00"
 
 # A rotated file's name: the first file's name with ".NNNN" before its extension.
 _ROTATED = re.compile(r"^(?P<stem>.+)\.(?P<index>\d{4,})(?P<ext>\.[^.]*)?$")
@@ -39,14 +43,28 @@ def _session_order(path: Path) -> tuple[str, int]:
     return str(path.with_name(match["stem"] + (match["ext"] or ""))), int(match["index"])
 
 
+def is_trace_file(path: str | os.PathLike[str]) -> bool:
+    """True if ``path`` is a file that starts with the trace magic bytes, whatever its name."""
+    return _smppy.has_trace_magic(os.fspath(path))
+
+
+def _looks_like_trace(path: Path) -> bool:
+    # A damaged *.smprof file is listed too, so that reading it reports what is wrong.
+    return path.suffix == TRACE_SUFFIX or is_trace_file(path)
+
+
 def find_trace_files(path: str | os.PathLike[str]) -> list[Path]:
-    """``path`` itself if it is a file, else every ``*.smprof`` file below it, sorted."""
+    """``path`` itself if it is a trace file, else every trace file below it, sorted: files that
+    start with the trace magic bytes, whatever their names, and ``*.smprof`` files (damaged ones
+    too, for their readers to report). Raises ValueError for a named file that is neither."""
     p = Path(path)
     if p.is_file():
+        if not _looks_like_trace(p):
+            raise ValueError(f"{p} is not an smprof trace (it does not start with the trace magic bytes)")
         return [p]
     if not p.is_dir():
         raise FileNotFoundError(f"no such file or directory: {p}")
-    return sorted((f for f in p.rglob(f"*{TRACE_SUFFIX}") if f.is_file()), key=_session_order)
+    return sorted((f for f in p.rglob("*") if f.is_file() and _looks_like_trace(f)), key=_session_order)
 
 
 def session_files(path: str | os.PathLike[str]) -> list[list[Path]]:
@@ -148,23 +166,26 @@ def events(trace: RankTrace) -> Iterator[dict[str, Any]]:
 
 
 def iter_events(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
-    """Every event of every rank file under ``path``, file by file; each file
-    starts with a ``{"type": "file", ...}`` record of its metadata."""
+    """Every event of every rank file under ``path``, file by file (``file_events``)."""
     for file in find_trace_files(path):
-        trace = open_trace(file)
-        header = trace.header
-        yield {
-            "type": "file",
-            "path": str(file),
-            "rank": header["rank"],
-            "world_size": header["world_size"],
-            "host": header["host"],
-            "pid": header["pid"],
-            "job": header["job"],
-            "start": header["start"],
-            "forked_child": header["forked_child"],
-            "parent_trace": header["parent_trace"],
-            "file_index": header["file_index"],
-            "previous_file": header["previous_file"],
-        }
-        yield from events(trace)
+        yield from file_events(open_trace(file))
+
+
+def file_events(trace: RankTrace) -> Iterator[dict[str, Any]]:
+    """A ``{"type": "file", ...}`` record of the file's metadata, then its events."""
+    header = trace.header
+    yield {
+        "type": "file",
+        "path": str(trace.path),
+        "rank": header["rank"],
+        "world_size": header["world_size"],
+        "host": header["host"],
+        "pid": header["pid"],
+        "job": header["job"],
+        "start": header["start"],
+        "forked_child": header["forked_child"],
+        "parent_trace": header["parent_trace"],
+        "file_index": header["file_index"],
+        "previous_file": header["previous_file"],
+    }
+    yield from events(trace)

@@ -52,7 +52,7 @@ class TraceInfo:
         if self.footer is None and (self.problem is None or "no footer" in self.problem):
             return "incomplete: no footer (the process did not stop profiling, or is still writing)"
         if self.problem:
-            return f"damaged: {self.problem} (read up to there)"
+            return f"damaged: {self.problem}"
         return "complete"
 
     @property

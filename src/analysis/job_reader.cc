@@ -21,7 +21,11 @@ std::vector<std::string> ListTraceFiles(const std::string& path) {
   for (auto it = fs::recursive_directory_iterator(path, fs::directory_options::skip_permission_denied, error);
        it != fs::recursive_directory_iterator(); it.increment(error)) {
     if (error) break;
-    if (it->is_regular_file(error) && it->path().extension() == ".smprof") out.push_back(it->path().string());
+    // A damaged *.smprof file is listed too, so that reading it reports what is wrong.
+    if (it->is_regular_file(error) &&
+        (it->path().extension() == ".smprof" || internal::HasTraceMagic(it->path().string()))) {
+      out.push_back(it->path().string());
+    }
   }
   std::sort(out.begin(), out.end());
   return out;

@@ -1,6 +1,8 @@
 // JobReader: every rank file of a job, as process streams on one wall clock.
 //
-// A path is a trace file or a directory searched recursively for *.smprof.
+// A path is a trace file or a directory searched recursively for trace files,
+// recognised by their magic bytes whatever their names (*.smprof, SageMaker
+// Profiler's smpfile_<pid>_<time>.raw, *.smpraw, ...).
 // Files are grouped into process streams by (host, pid, session_index) and
 // ordered by header.file_index, so a rotated session reads as one stream.
 // Frames are read one at a time (bounded memory). A damaged or unfinished
@@ -75,7 +77,8 @@ class JobReader {
   std::uint64_t total_bytes_ = 0;
 };
 
-// Every *.smprof file at or below `path`, sorted; `path` itself if a file.
+// Every trace file at or below `path` (by its magic bytes, whatever its name,
+// and every *.smprof file, damaged ones too), sorted; `path` itself if a file.
 std::vector<std::string> ListTraceFiles(const std::string& path);
 
 }  // namespace smprof::analysis

@@ -98,7 +98,7 @@ py::dict FrameDict(const smprof::trace::Frame& frame) {
   for (std::size_t i = 0; i < n; ++i) {
     start[i] = py::int_(rows[i].start_ns);
     dur[i] = py::int_(rows[i].dur_ns);
-    name[i] = py::str(rows[i].name.data(), rows[i].name.size());
+    name[i] = TraceText(rows[i].name);
     tid[i] = py::int_(rows[i].tid);
     depth[i] = py::int_(rows[i].depth);
   }
@@ -120,8 +120,8 @@ py::dict FrameDict(const smprof::trace::Frame& frame) {
   for (std::size_t i = 0; i < m; ++i) {
     counter_ts[i] = py::int_(samples[i].ts_ns);
     counter_value[i] = py::float_(samples[i].value);
-    counter_name[i] = py::str(samples[i].name.data(), samples[i].name.size());
-    counter_unit[i] = py::str(samples[i].unit.data(), samples[i].unit.size());
+    counter_name[i] = TraceText(samples[i].name);
+    counter_unit[i] = TraceText(samples[i].unit);
   }
   py::dict counters;
   counters["ts_ns"] = counter_ts;
@@ -144,25 +144,42 @@ class TraceFile {
     if (smprof::Status s = TraceReader::Open(path, &reader_); !s.ok()) throw py::value_error(s.message());
   }
   py::dict header() const { return HeaderDict(reader_->header()); }
-  // The next frame as a dict, or None when reading has ended.
+  // The next frame as a dict, or None when reading has ended. A frame whose
+  // checksum is right but whose columns contradict each other is skipped, as
+  // the C++ analyses skip it; problem() names the first such frame.
   py::object next_frame() {
     smprof::trace::Frame frame;
-    if (!reader_->NextFrame(&frame)) return py::none();
-    return FrameDict(frame);
+    while (reader_->NextFrame(&frame)) {
+      try {
+        return FrameDict(frame);
+      } catch (const std::runtime_error& e) {
+        if (decode_problem_.empty()) {
+          decode_problem_ =
+              "corrupt: frame " + std::to_string(frame.sequence()) + " does not decode (" + e.what() + "); skipped";
+        }
+      }
+    }
+    return py::none();
   }
   py::object footer() const { return reader_->has_footer() ? py::object(FooterDict(reader_->footer())) : py::none(); }
+  // The reader's problem and a frame that did not decode, whichever there are.
   py::object problem() const {
-    return reader_->problem().empty() ? py::none() : py::object(py::str(reader_->problem()));
+    const std::string& read = reader_->problem();
+    if (read.empty() && decode_problem_.empty()) return py::none();
+    return py::str(read.empty() ? decode_problem_ : decode_problem_.empty() ? read : decode_problem_ + "; " + read);
   }
   std::uint64_t problem_offset() const { return reader_->problem_offset(); }
 
  private:
   std::unique_ptr<TraceReader> reader_;
+  std::string decode_problem_;
 };
 
 }  // namespace
 
 void BindTraceFile(py::module_& m) {
+  m.def("has_trace_magic", &smprof::internal::HasTraceMagic, py::arg("path"),
+        "True if the file starts like an smprof trace (its magic bytes), whatever its name.");
   py::class_<TraceFile>(m, "TraceFile", "One rank file, read frame by frame.")
       .def(py::init<const std::string&>(), py::arg("path"))
       .def_property_readonly("header", &TraceFile::header)

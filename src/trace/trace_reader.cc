@@ -1,7 +1,10 @@
 #include "trace/trace_reader.h"
 
+#include <google/protobuf/stubs/logging.h>
+#include <sys/stat.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -16,10 +19,77 @@ std::uint32_t GetU32(const unsigned char* p) {
          static_cast<std::uint32_t>(p[2]) << 16 | static_cast<std::uint32_t>(p[3]) << 24;
 }
 
-// Decompressed messages larger than this are treated as corruption.
-constexpr unsigned long long kMaxMessageBytes = 1ull << 30;
+// What a chunk may make the reader allocate (docs/TRACE_FORMAT.md, "Limits when reading"): a
+// message decompresses to at most kMaxMessageBytes, and past kSmallMessageBytes to at most
+// kMaxCompressionRatio times its stored size (frames of real events compress far less), so a
+// small file cannot claim or inflate into gigabytes. A message has at most kMaxMessageFields
+// top-level fields: each repeated string or message costs tens of bytes once parsed, from as
+// little as two on disk.
+constexpr std::uint64_t kMaxMessageBytes = trace_format::kMaxChunkBytes;
+constexpr std::uint64_t kSmallMessageBytes = 16u << 20;
+constexpr std::uint64_t kMaxCompressionRatio = 1024;
+constexpr std::uint64_t kMaxMessageFields = 1u << 21;
+
+std::uint64_t MaxDecompressedBytes(std::uint64_t stored) {
+  return std::min(kMaxMessageBytes, std::max(kSmallMessageBytes, stored * kMaxCompressionRatio));
+}
+
+// Skips one base-128 varint; false if it runs past `end` or over 10 bytes.
+bool SkipVarint(const unsigned char*& p, const unsigned char* end, std::uint64_t* value) {
+  *value = 0;
+  for (int shift = 0; shift < 64 && p < end; shift += 7) {
+    const unsigned char byte = *p++;
+    *value |= static_cast<std::uint64_t>(byte & 0x7f) << shift;
+    if ((byte & 0x80) == 0) return true;
+  }
+  return false;
+}
+
+// The number of top-level fields of the serialized message, counting stops past `limit`. A
+// malformed message counts as far as it goes: the protobuf parser rejects it afterwards.
+std::uint64_t CountTopLevelFields(const std::string& message, std::uint64_t limit) {
+  const auto* p = reinterpret_cast<const unsigned char*>(message.data());
+  const unsigned char* const end = p + message.size();
+  std::uint64_t fields = 0;
+  std::uint64_t value = 0;
+  while (p < end && fields <= limit) {
+    if (!SkipVarint(p, end, &value)) break;
+    const auto wire_type = static_cast<unsigned>(value & 7);
+    std::uint64_t skip = 0;
+    if (wire_type == 0) {
+      if (!SkipVarint(p, end, &value)) break;
+    } else if (wire_type == 1 || wire_type == 5) {
+      skip = wire_type == 1 ? 8 : 4;
+    } else if (wire_type == 2) {
+      if (!SkipVarint(p, end, &skip)) break;
+    } else {
+      break;
+    }
+    if (skip > static_cast<std::uint64_t>(end - p)) break;
+    p += skip;
+    ++fields;
+  }
+  return fields;
+}
+
+// Parses without protobuf's own log line on damaged input (e.g. "String field contains invalid
+// UTF-8"): the reader reports the problem once, with the file and offset.
+bool ParseQuietly(const std::string& bytes, google::protobuf::MessageLite* message) {
+  google::protobuf::LogSilencer quiet;
+  return message->ParseFromString(bytes);
+}
 
 }  // namespace
+
+bool HasTraceMagic(const std::string& path) {
+  std::FILE* file = std::fopen(path.c_str(), "rb");
+  if (file == nullptr) return false;
+  char magic[sizeof(trace_format::kMagic) - 1];
+  const bool match = std::fread(magic, 1, sizeof(magic), file) == sizeof(magic) &&
+                     std::memcmp(magic, trace_format::kMagic, sizeof(magic)) == 0;
+  std::fclose(file);
+  return match;
+}
 
 Status TraceReader::Open(const std::string& path, std::unique_ptr<TraceReader>* out) {
   std::FILE* file = std::fopen(path.c_str(), "rb");
@@ -46,7 +116,7 @@ Status TraceReader::Open(const std::string& path, std::unique_ptr<TraceReader>* 
   const ChunkResult header = reader->ReadChunk(&tag);
   if (header == ChunkResult::kEnd) reader->SetProblem(reader->offset_, "truncated: no header chunk");
   if (header != ChunkResult::kOk || tag != trace_format::kHeaderTag ||
-      !reader->header_.ParseFromString(reader->payload_)) {
+      !ParseQuietly(reader->payload_, &reader->header_)) {
     return Status(StatusCode::kInvalidArgument,
                   "'" + path + "': unreadable header" + (reader->problem_.empty() ? "" : ": " + reader->problem_));
   }
@@ -63,9 +133,27 @@ TraceReader::~TraceReader() {
 }
 
 void TraceReader::SetProblem(std::uint64_t offset, std::string message) {
+  NoteProblem(offset, std::move(message));
+  done_ = true;
+}
+
+void TraceReader::NoteProblem(std::uint64_t offset, std::string message) {
+  if (!problem_.empty()) return;  // the first problem explains the rest
   problem_offset_ = offset;
   problem_ = std::move(message) + " at byte " + std::to_string(offset);
-  done_ = true;
+}
+
+void TraceReader::CheckSequence(std::uint64_t offset, std::uint64_t sequence) {
+  if (frames_ > 0 && sequence != last_sequence_ + 1) {
+    NoteProblem(offset, sequence <= last_sequence_
+                            ? "corrupt: frame " + std::to_string(sequence) + " again after frame " +
+                                  std::to_string(last_sequence_) + " (a duplicated frame)"
+                            : "corrupt: frame " + std::to_string(sequence) + " follows frame " +
+                                  std::to_string(last_sequence_) + " (" +
+                                  std::to_string(sequence - last_sequence_ - 1) + " frame(s) missing)");
+  }
+  last_sequence_ = sequence;
+  ++frames_;
 }
 
 TraceReader::ChunkResult TraceReader::ReadChunk(std::string* tag) {
@@ -86,6 +174,13 @@ TraceReader::ChunkResult TraceReader::ReadChunk(std::string* tag) {
     SetProblem(start, "corrupt: bad chunk header");
     return ChunkResult::kProblem;
   }
+  // Never allocate more than the file holds: a damaged length is found before the buffer grows.
+  struct stat file_stat {};
+  if (::fstat(::fileno(file_), &file_stat) != 0 ||
+      static_cast<std::uint64_t>(file_stat.st_size) < start + sizeof(head) + length) {
+    SetProblem(start, "truncated: incomplete chunk");
+    return ChunkResult::kProblem;
+  }
   stored_.resize(length);
   if (std::fread(stored_.data(), 1, length, file_) != length) {
     SetProblem(start, "truncated: incomplete chunk");
@@ -98,18 +193,29 @@ TraceReader::ChunkResult TraceReader::ReadChunk(std::string* tag) {
   }
   if (encoding == trace_format::Encoding::kRaw) {
     payload_.swap(stored_);
-    return ChunkResult::kOk;
+  } else {
+    const unsigned long long size = ZSTD_getFrameContentSize(stored_.data(), length);
+    if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN) {
+      SetProblem(start, "corrupt: bad zstd frame");
+      return ChunkResult::kProblem;
+    }
+    if (size > MaxDecompressedBytes(length)) {
+      SetProblem(start, "corrupt: a " + std::to_string(length) + "-byte zstd frame claims " + std::to_string(size) +
+                            " bytes, over the reader's limit of " + std::to_string(MaxDecompressedBytes(length)) +
+                            " (see 'Limits when reading' in docs/TRACE_FORMAT.md)");
+      return ChunkResult::kProblem;
+    }
+    payload_.resize(size);
+    const std::size_t n =
+        ZSTD_decompressDCtx(static_cast<ZSTD_DCtx*>(zstd_context_), payload_.data(), size, stored_.data(), length);
+    if (ZSTD_isError(n) || n != size) {
+      SetProblem(start, "corrupt: zstd frame does not decompress");
+      return ChunkResult::kProblem;
+    }
   }
-  const unsigned long long size = ZSTD_getFrameContentSize(stored_.data(), length);
-  if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN || size > kMaxMessageBytes) {
-    SetProblem(start, "corrupt: bad zstd frame");
-    return ChunkResult::kProblem;
-  }
-  payload_.resize(size);
-  const std::size_t n =
-      ZSTD_decompressDCtx(static_cast<ZSTD_DCtx*>(zstd_context_), payload_.data(), size, stored_.data(), length);
-  if (ZSTD_isError(n) || n != size) {
-    SetProblem(start, "corrupt: zstd frame does not decompress");
+  if (CountTopLevelFields(payload_, kMaxMessageFields) > kMaxMessageFields) {
+    SetProblem(start, "corrupt: message has over " + std::to_string(kMaxMessageFields) +
+                          " fields, the reader's limit (see 'Limits when reading' in docs/TRACE_FORMAT.md)");
     return ChunkResult::kProblem;
   }
   return ChunkResult::kOk;
@@ -132,14 +238,21 @@ bool TraceReader::NextFrame(trace::Frame* frame) {
       return false;
     }
     if (tag == trace_format::kFrameTag) {
-      if (frame->ParseFromString(payload_)) return true;
-      SetProblem(start, "corrupt: frame does not parse");
-      return false;
+      if (!ParseQuietly(payload_, frame)) {
+        SetProblem(start, "corrupt: frame does not parse");
+        return false;
+      }
+      CheckSequence(start, frame->sequence());
+      return true;
     }
     if (tag == trace_format::kFooterTag) {
-      if (!footer_.ParseFromString(payload_)) {
+      if (!ParseQuietly(payload_, &footer_)) {
         SetProblem(start, "corrupt: footer does not parse");
         return false;
+      }
+      if (footer_.frames_written() != frames_) {
+        NoteProblem(start, "corrupt: the footer counts " + std::to_string(footer_.frames_written()) +
+                               " frames, the file holds " + std::to_string(frames_));
       }
       has_footer_ = true;
       continue;

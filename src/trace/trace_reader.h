@@ -3,7 +3,10 @@
 // It never trusts the bytes: a file that is truncated or damaged anywhere is
 // read up to its last intact chunk, and problem() says at which byte offset
 // reading stopped and why. A file without a footer was not stopped cleanly
-// (the process was killed, or is still writing).
+// (the process was killed, or is still writing). Frames whose `sequence`
+// numbers skip or repeat, or a footer whose frame count differs from the
+// frames read, are reported the same way, but reading goes on. What one chunk
+// may make it allocate is bounded (docs/TRACE_FORMAT.md, "Limits when reading").
 #pragma once
 
 #include <cstdint>
@@ -15,6 +18,10 @@
 #include "smprof/trace.pb.h"
 
 namespace smprof::internal {
+
+// True if the file at `path` starts like an smprof trace (the magic's first
+// seven bytes, any format version), whatever its name.
+bool HasTraceMagic(const std::string& path);
 
 class TraceReader {
  public:
@@ -34,9 +41,10 @@ class TraceReader {
   bool has_footer() const { return has_footer_; }
   const trace::Footer& footer() const { return footer_; }
 
-  // Empty, or why reading stopped early ("truncated ..." / "corrupt ...").
-  // A file that ends cleanly after its last frame but has no footer is
-  // reported as "truncated: no footer ...", at the offset where it ends.
+  // Empty, or the first problem found ("truncated ..." / "corrupt ..."): why
+  // reading stopped early, or frames missing or duplicated. A file that ends
+  // cleanly after its last frame but has no footer is reported as
+  // "truncated: no footer ...", at the offset where it ends.
   const std::string& problem() const { return problem_; }
   std::uint64_t problem_offset() const { return problem_offset_; }
   const std::string& path() const { return path_; }
@@ -48,7 +56,12 @@ class TraceReader {
   enum class ChunkResult { kOk, kEnd, kProblem };
   // Reads one chunk; on kOk `tag` and `payload_` hold it, decoded.
   ChunkResult ReadChunk(std::string* tag);
+  // Records the first problem and stops reading.
   void SetProblem(std::uint64_t offset, std::string message);
+  // Records the first problem; reading goes on.
+  void NoteProblem(std::uint64_t offset, std::string message);
+  // Flags a frame whose sequence number does not follow the previous frame's.
+  void CheckSequence(std::uint64_t offset, std::uint64_t sequence);
 
   std::FILE* file_;
   std::string path_;
@@ -58,6 +71,8 @@ class TraceReader {
   std::string payload_;
   trace::FileHeader header_;
   trace::Footer footer_;
+  std::uint64_t frames_ = 0;  // frames returned so far
+  std::uint64_t last_sequence_ = 0;
   bool has_footer_ = false;
   bool done_ = false;
   std::string problem_;

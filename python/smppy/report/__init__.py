@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from smppy import analysis
-from smppy._inputs import resolve_input
+from smppy._inputs import require_readable, resolve_traces
 from smppy.report.html_document import PlotlyMissingError, plotly_bundle, render_html
 from smppy.report.terminal_progress import TerminalProgress
 
@@ -31,16 +31,18 @@ def build_report(
     step_pattern: str | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> str:
-    """The report page (HTML text) for the traces at ``location``."""
+    """The report page (HTML text) for the traces at ``location``. Raises FileNotFoundError or
+    ValueError when there is nothing to report: no trace file, or none that could be read."""
     if top_k < 1:
         raise ValueError(f"--top-k must be at least 1, not {top_k}")
     chart_library = plotly_bundle()  # before reading the traces: a missing plotly fails fast
     summary = analysis.summarize(
-        resolve_input(location),
+        resolve_traces(location),
         step_pattern=step_pattern,
         top_k=max(top_k, LISTED_KERNELS),
         progress=progress,
     )
+    require_readable(summary, location)
     return render_html(_title(summary), _payload(summary, top_k), chart_library)
 
 

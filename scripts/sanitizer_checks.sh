@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The GoogleTest suite under AddressSanitizer + UndefinedBehaviorSanitizer, then
+# the trace reader fuzzer (tests/fuzz) for a bounded time, both from one clang
+# build (docs/TESTING.md records what they ran and found).
+#   bash scripts/sanitizer_checks.sh [BUILD_DIR] [FUZZ_SECONDS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build/sanitize}
+fuzz_seconds=${2:-60}
+flags="-fsanitize=address,undefined,fuzzer-no-link -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
+
+cmake -S . -B "$build" -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" \
+  -DSMPROF_BUILD_BENCHMARKS=OFF -DSMPROF_INSTALL=OFF -DSMPROF_BUILD_FUZZERS=ON >/dev/null
+ninja -C "$build" -j 2
+
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+export LSAN_OPTIONS=suppressions=$PWD/tests/sanitizers/lsan.supp
+echo "== GoogleTest under ASan+UBSan"
+ctest --test-dir "$build" --output-on-failure -j 2
+
+echo "== trace reader fuzzer, ${fuzz_seconds} s"
+seeds=$build/fuzz-seeds
+corpus=$build/fuzz-corpus
+python3 tests/fuzz/make_seed_corpus.py "$seeds"
+mkdir -p "$corpus"
+"$build/tests/fuzz/trace_reader_fuzzer" -max_total_time="$fuzz_seconds" -rss_limit_mb=2048 -print_final_stats=1 \
+  -artifact_prefix="$build/" "$corpus" "$seeds"
