@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from smppy import _smppy
+from smppy._foreign_profilers import foreign_profiler_warning
 
 
 class Config:
@@ -96,12 +97,15 @@ class SMProfiler:
                 from smppy import _background_upload
 
                 _background_upload.ensure(upload_uri)
+            foreign = foreign_profiler_warning()
             message = _smppy.start(self._config)
             if not self._exit_hook:
                 atexit.register(_stop_at_exit)
                 self._exit_hook = True
         if message is not None:
             warnings.warn(f"start_profiling: {message}", RuntimeWarning, stacklevel=2)
+        elif foreign is not None:
+            warnings.warn(f"start_profiling: {foreign}", RuntimeWarning, stacklevel=2)
 
     def stop_profiling(self) -> None:
         """Stop the session and flush its trace. Stopping twice only warns."""

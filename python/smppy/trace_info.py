@@ -46,6 +46,7 @@ class TraceInfo:
     gpu_devices: list[dict[str, Any]] = field(default_factory=list)
     gpu_dropped: int = 0  # lost in smprof's bounded buffers
     cupti_dropped: int = 0  # lost inside CUPTI (footer only)
+    gpu_collection: dict[str, Any] | None = None  # the footer's GpuCollectionReport
 
     @property
     def status(self) -> str:
@@ -86,6 +87,7 @@ class TraceInfo:
         if h["cupti_version"]:
             versions = f"  cupti {h['cupti_version']}  driver {h['cuda_driver_version']}"
             lines.append(f"{versions}  timebase: {h['gpu_timebase']}")
+        lines.extend(_gpu_collection_lines(self.gpu_collection))
         for d in self.gpu_devices:
             lines.append(
                 f"  gpu {d['id']}: {d['name']}  sm {d['compute_capability']}  {d['sm_count']} SMs"
@@ -128,6 +130,7 @@ class TraceInfo:
             "gpu": dict(sorted(self.gpu.items())),
             "gpu_dropped": self.gpu_dropped,
             "cupti_dropped": self.cupti_dropped,
+            "gpu_collection": self.gpu_collection,
             "gpu_devices": self.gpu_devices,
             "cupti_version": h["cupti_version"],
             "cuda_driver_version": h["cuda_driver_version"],
@@ -168,7 +171,40 @@ def read_info(path: Path) -> TraceInfo:
         info.dropped = info.footer["annotations_dropped"]
         info.gpu_dropped = info.footer["gpu_records_dropped"]
         info.cupti_dropped = info.footer["cupti_records_dropped"]
+        info.gpu_collection = info.footer["gpu_collection"]
     return info
+
+
+# The footer's GpuCollectionReport counts, as smprof info words them.
+_GPU_COLLECTION_COUNTS = [
+    ("incomplete_records", "unfinished at stop"),
+    ("invalid_records", "end before start"),
+    ("foreign_timebase_records", "on another clock"),
+    ("unknown_kind_records", "of kinds not decoded"),
+    ("unreadable_buffers", "buffers cut short"),
+    ("truncated_buffers", "buffers truncated"),
+    ("marker_overflow", "NVTX starts over the bound"),
+    ("marker_unmatched_end", "NVTX ends unpaired"),
+    ("buffers_not_returned", "buffers never returned"),
+    ("foreign_buffers", "buffers of another client"),
+]
+
+
+def _gpu_collection_lines(report: dict[str, Any] | None) -> list[str]:
+    if report is None:
+        return []
+    counts = ", ".join(f"{report[key]} {words}" for key, words in _GPU_COLLECTION_COUNTS if report[key])
+    lines = [
+        f"  gpu collection: waited for {report['contexts_synchronized']} contexts at stop;"
+        f" records dropped: {counts or 'none'}"
+    ]
+    if report["synchronize_failure"]:
+        lines.append(f"  gpu wait at stop failed: {report['synchronize_failure']}")
+    if report["foreign_timebase_records"]:
+        lines.append("  gpu timebase: records stamped on another clock were dropped (another CUPTI client?)")
+    if report["foreign_client"]:
+        lines.append(f"  another CUDA profiler in the process: {report['foreign_client']}")
+    return lines
 
 
 def _count_gpu(info: TraceInfo, frame: dict[str, Any]) -> None:

@@ -39,7 +39,8 @@ GpuMetrics::GpuMetrics(const SummaryOptions& options, std::int64_t origin_ns)
       api_starts_(options.max_pending, options.reorder_window_ns),
       kernels_waiting_for_api_(options.max_pending, options.reorder_window_ns),
       annotation_of_(options.max_pending, options.reorder_window_ns),
-      work_waiting_for_annotation_(options.max_pending, options.reorder_window_ns) {}
+      work_waiting_for_annotation_(options.max_pending, options.reorder_window_ns),
+      launch_of_(options.max_pending, options.reorder_window_ns) {}
 
 void GpuMetrics::BeginStream(const ProcessStream& stream) {
   streams_.push_back(std::make_unique<Stream>());
@@ -51,6 +52,10 @@ void GpuMetrics::BeginStream(const ProcessStream& stream) {
   kernels_waiting_for_api_.Clear();
   annotation_of_.Clear();
   work_waiting_for_annotation_.Clear();
+  launch_of_.Clear();
+  unclaimed_.clear();
+  unclaimed_order_.clear();
+  ranges_.clear();
   newest_ns_ = 0;
 }
 
@@ -85,6 +90,10 @@ bool GpuMetrics::AddFrame(const TraceFileEntry& file, const trace::Frame& frame,
       span->Extend(call.start_ns + file.wall_offset_ns, call.start_ns + call.dur_ns + file.wall_offset_ns);
       newest_ns_ = std::max(newest_ns_, call.start_ns);
       if (call.correlation_id == 0) continue;
+      if (const auto it = unclaimed_.find(call.correlation_id); it != unclaimed_.end()) {
+        it->second.launch_ns = call.start_ns;
+      }
+      launch_of_.Put(call.correlation_id, call.start_ns, call.start_ns);
       std::int64_t kernel_start = 0;
       if (kernels_waiting_for_api_.Take(call.correlation_id, &kernel_start)) {
         AddLaunchLatency(call.start_ns, kernel_start);
@@ -110,10 +119,12 @@ bool GpuMetrics::AddFrame(const TraceFileEntry& file, const trace::Frame& frame,
     Waiting waiting;
     if (work_waiting_for_annotation_.Take(external.correlation_id(i), &waiting)) {
       AddAnnotationTime(annotation, waiting.time_ns, waiting.activities);
+      unclaimed_.erase(external.correlation_id(i));
     } else {
       annotation_of_.Put(external.correlation_id(i), newest_ns_, annotation);
     }
   }
+  AddRanges(frame);
   if (!frame.has_gpu()) return true;
   activity_rows_.clear();
   const Status status = internal::DecodeGpuActivities(frame, &activity_rows_);
@@ -126,7 +137,71 @@ bool GpuMetrics::AddFrame(const TraceFileEntry& file, const trace::Frame& frame,
     span->Extend(row.start_ns + file.wall_offset_ns, row.start_ns + row.dur_ns + file.wall_offset_ns);
     AddActivity(row, file.wall_offset_ns);
   }
+  InferAttribution(options_.max_pending);
   return true;
+}
+
+void GpuMetrics::AddRanges(const trace::Frame& frame) {
+  annotation_rows_.clear();
+  if (!internal::DecodeAnnotations(frame, &annotation_rows_).ok()) return;  // AnnotationMetrics reports it
+  for (const auto& row : annotation_rows_) {
+    ranges_.push_back(OpenRange{row.start_ns, row.start_ns + row.dur_ns, row.depth, std::string(row.name)});
+  }
+  if (ranges_.size() <= options_.max_pending) return;
+  // Bounded: the work waiting for inference is resolved with the ranges
+  // known now before the oldest ranges are forgotten.
+  InferAttribution(0);
+  while (ranges_.size() > options_.max_pending) ranges_.pop_front();
+}
+
+void GpuMetrics::NoteUnclaimed(const internal::GpuActivityRow& row) {
+  auto [it, added] = unclaimed_.try_emplace(row.correlation_id);
+  if (added) {
+    unclaimed_order_.push_back(row.correlation_id);
+    std::int64_t launch = 0;
+    if (launch_of_.Take(row.correlation_id, &launch)) it->second.launch_ns = launch;
+  }
+  it->second.time_ns += row.dur_ns;
+  it->second.activities += 1;
+}
+
+void GpuMetrics::InferAttribution(std::size_t keep) {
+  if (unclaimed_order_.size() <= keep) return;
+  // By start, then depth: the innermost range open at t is the last one
+  // starting at or before t that has not ended by t.
+  std::vector<const OpenRange*> by_start;
+  by_start.reserve(ranges_.size());
+  for (const OpenRange& range : ranges_) by_start.push_back(&range);
+  std::sort(by_start.begin(), by_start.end(), [](const OpenRange* a, const OpenRange* b) {
+    return a->start_ns != b->start_ns ? a->start_ns < b->start_ns : a->depth < b->depth;
+  });
+  while (unclaimed_order_.size() > keep) {
+    const std::uint32_t id = unclaimed_order_.front();
+    unclaimed_order_.pop_front();
+    const auto it = unclaimed_.find(id);
+    if (it == unclaimed_.end()) continue;  // claimed through its external correlation since
+    const Unclaimed work = it->second;
+    unclaimed_.erase(it);
+    if (work.launch_ns < 0) continue;
+    auto candidate = std::upper_bound(by_start.begin(), by_start.end(), work.launch_ns,
+                                      [](std::int64_t t, const OpenRange* range) { return t < range->start_ns; });
+    const OpenRange* innermost = nullptr;
+    while (candidate != by_start.begin()) {
+      --candidate;
+      if ((*candidate)->end_ns > work.launch_ns) {
+        innermost = *candidate;
+        break;
+      }
+    }
+    if (innermost == nullptr) continue;
+    AnnotationGpu* annotation = &annotations_[innermost->name];
+    AddAnnotationTime(annotation, work.time_ns, work.activities);
+    annotation->inferred_time_ns += work.time_ns;
+    annotation->inferred_activities += work.activities;
+    // The same work must not also join later through a late external correlation.
+    Waiting ignored;
+    work_waiting_for_annotation_.Take(id, &ignored);
+  }
 }
 
 void GpuMetrics::AddActivity(const internal::GpuActivityRow& row, std::int64_t wall_offset_ns) {
@@ -179,9 +254,11 @@ void GpuMetrics::AddActivity(const internal::GpuActivityRow& row, std::int64_t w
   waiting.time_ns += row.dur_ns;
   waiting.activities += 1;
   work_waiting_for_annotation_.Put(row.correlation_id, waiting.first_start_ns, waiting);
+  NoteUnclaimed(row);
 }
 
 void GpuMetrics::EndStream(const WallSpan& stream_span) {
+  InferAttribution(0);
   for (auto& [id, device] : stream_->devices) {
     device.union_ns->Flush();
     device.span_ns = stream_span.length();
@@ -335,14 +412,33 @@ void GpuMetrics::WriteGpu(const std::string& reason, JsonWriter& out) const {
     return *a.first < *b.first;
   });
   out.Key("per_annotation").BeginArray();
+  std::int64_t attributed_ns = 0;
+  std::int64_t inferred_ns = 0;
   for (const auto& [name, gpu] : per_annotation) {
+    attributed_ns += gpu->gpu_time_ns;
+    inferred_ns += gpu->inferred_time_ns;
     out.BeginObject()
         .Field("name", *name)
         .Field("gpu_time_ns", gpu->gpu_time_ns)
         .Field("activities", gpu->activities)
+        .Field("inferred_gpu_time_ns", gpu->inferred_time_ns)
+        .Field("inferred_activities", gpu->inferred_activities)
         .EndObject();
   }
   out.EndArray();
+  // Each activity joins at most one (the innermost) annotation, so the sum
+  // does not count any twice; the rest was launched while no annotation was
+  // open anywhere in the process, or could not be joined.
+  const std::int64_t work_ns = activity_[trace::GPU_KIND_KERNEL].time_ns + activity_[trace::GPU_KIND_MEMCPY].time_ns +
+                               activity_[trace::GPU_KIND_MEMSET].time_ns;
+  const std::int64_t unattributed_ns = std::max<std::int64_t>(0, work_ns - attributed_ns);
+  out.Key("attribution")
+      .BeginObject()
+      .Field("attributed_time_ns", attributed_ns)
+      .Field("inferred_time_ns", inferred_ns)
+      .Field("unattributed_time_ns", unattributed_ns)
+      .Field("unattributed_share", Share(unattributed_ns, work_ns))
+      .EndObject();
   out.EndObject();
 }
 

@@ -2,11 +2,15 @@
 // trace/gpu_codec.h): per-GPU active time and busy time per bucket (the union
 // of kernel, memcpy and memset intervals), activity / memory-operation /
 // precision shares, kernel time and launches, launch-to-start latency, and
-// GPU time per annotation (docs/ANALYSIS.md has the definitions).
+// GPU time per annotation, joined through external correlation ids or, for
+// work launched outside every annotation of its thread, inferred from the
+// innermost annotation open in the process at the launch (docs/ANALYSIS.md
+// has the definitions).
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <string>
@@ -21,6 +25,7 @@
 #include "analysis/stats_json.h"
 #include "analysis/summary_options.h"
 #include "analysis/time_buckets.h"
+#include "trace/frame_codec.h"
 #include "trace/gpu_codec.h"
 
 namespace smprof::analysis {
@@ -62,6 +67,23 @@ class GpuMetrics {
   struct AnnotationGpu {
     std::int64_t gpu_time_ns = 0;
     std::uint64_t activities = 0;
+    // Of which inferred: launched by a thread with no open annotation while
+    // this one was the innermost open in the process.
+    std::int64_t inferred_time_ns = 0;
+    std::uint64_t inferred_activities = 0;
+  };
+  // An annotation range of the stream, for inferred attribution.
+  struct OpenRange {
+    std::int64_t start_ns = 0;
+    std::int64_t end_ns = 0;
+    std::uint32_t depth = 0;
+    std::string name;
+  };
+  // GPU work no annotation claimed (yet), by correlation id.
+  struct Unclaimed {
+    std::int64_t launch_ns = -1;  // -1 until its API call is seen
+    std::int64_t time_ns = 0;
+    std::uint64_t activities = 0;
   };
   struct Stream {
     std::string host;
@@ -80,6 +102,11 @@ class GpuMetrics {
   void AddLaunchLatency(std::int64_t api_start_ns, std::int64_t kernel_start_ns);
   void AddAnnotationTime(AnnotationGpu* annotation, std::int64_t time_ns, std::uint64_t activities);
   Totals* KernelFor(std::string_view name);
+  void AddRanges(const trace::Frame& frame);
+  void NoteUnclaimed(const internal::GpuActivityRow& row);
+  // Gives unclaimed work to the innermost range open at its launch, oldest
+  // first, until at most `keep` remain.
+  void InferAttribution(std::size_t keep);
 
   const SummaryOptions options_;
   const std::int64_t origin_ns_;
@@ -90,6 +117,11 @@ class GpuMetrics {
   PendingById<std::int64_t> kernels_waiting_for_api_;
   PendingById<AnnotationGpu*> annotation_of_;
   PendingById<Waiting> work_waiting_for_annotation_;
+  PendingById<std::int64_t> launch_of_;  // API call start by correlation id, for NoteUnclaimed
+  std::unordered_map<std::uint32_t, Unclaimed> unclaimed_;
+  std::deque<std::uint32_t> unclaimed_order_;
+  std::deque<OpenRange> ranges_;  // in arrival (about end) order, bounded
+  std::vector<internal::AnnotationRow> annotation_rows_;
   std::uint64_t evicted_correlations_ = 0;
   std::int64_t newest_ns_ = 0;  // the stream's latest start so far: the joins' clock
 

@@ -35,7 +35,22 @@ struct Drops {
   std::uint64_t open_ranges = 0;
   std::uint64_t gpu = 0;
   std::uint64_t cupti = 0;
+  trace::GpuCollectionReport gpu_collection;  // counts summed; the strings are not kept
 };
+
+// The footer's GpuCollectionReport counts, summed into `total`.
+void AddGpuCollection(const trace::GpuCollectionReport& r, trace::GpuCollectionReport* total) {
+  total->set_incomplete_records(total->incomplete_records() + r.incomplete_records());
+  total->set_invalid_records(total->invalid_records() + r.invalid_records());
+  total->set_unknown_kind_records(total->unknown_kind_records() + r.unknown_kind_records());
+  total->set_unreadable_buffers(total->unreadable_buffers() + r.unreadable_buffers());
+  total->set_truncated_buffers(total->truncated_buffers() + r.truncated_buffers());
+  total->set_foreign_timebase_records(total->foreign_timebase_records() + r.foreign_timebase_records());
+  total->set_marker_overflow(total->marker_overflow() + r.marker_overflow());
+  total->set_marker_unmatched_end(total->marker_unmatched_end() + r.marker_unmatched_end());
+  total->set_buffers_not_returned(total->buffers_not_returned() + r.buffers_not_returned());
+  total->set_foreign_buffers(total->foreign_buffers() + r.foreign_buffers());
+}
 
 std::int64_t HeaderStartWall(const trace::FileHeader& header) { return header.start().realtime_ns(); }
 
@@ -88,6 +103,8 @@ class SummaryBuilder : public FrameVisitor {
       footer_drops_.gpu += f.gpu_records_dropped();
       footer_drops_.cupti += f.cupti_records_dropped();
       footer_drops_.open_ranges += f.open_ranges_at_stop();
+      AddGpuCollection(f.gpu_collection(), &footer_drops_.gpu_collection);
+      if (!f.gpu_collection().foreign_client().empty()) ++processes_with_foreign_client_;
     }
     files_.push_back({&file, result.frames, result.has_footer && result.problem.empty(), result.problem});
   }
@@ -104,6 +121,7 @@ class SummaryBuilder : public FrameVisitor {
     drops_.gpu += std::max(stream_drops_.gpu, footer_drops_.gpu);
     drops_.cupti += footer_drops_.cupti;
     drops_.open_ranges += footer_drops_.open_ranges;
+    AddGpuCollection(footer_drops_.gpu_collection, &drops_.gpu_collection);
   }
 
   // Pointers into processes_ must stay valid while reading.
@@ -126,8 +144,9 @@ class SummaryBuilder : public FrameVisitor {
   const TraceFileEntry* current_file_ = nullptr;
   std::uint64_t frame_index_ = 0;
   Drops drops_;
-  Drops stream_drops_;  // the largest running totals in the stream's frames
-  Drops footer_drops_;  // summed over the stream's footers
+  Drops stream_drops_;                               // the largest running totals in the stream's frames
+  Drops footer_drops_;                               // summed over the stream's footers
+  std::uint64_t processes_with_foreign_client_ = 0;  // footers naming another CUPTI client
   std::vector<std::string> warnings_;
 };
 
@@ -289,6 +308,17 @@ std::string SummaryBuilder::Write(const std::vector<std::string>& reader_warning
       .Field("cupti_records_dropped", drops_.cupti)
       .Field("late_gpu_records", gpu_.late_records())
       .Field("unmatched_correlations", gpu_.evicted_correlations())
+      .Field("gpu_records_incomplete", drops_.gpu_collection.incomplete_records())
+      .Field("gpu_records_invalid", drops_.gpu_collection.invalid_records())
+      .Field("gpu_records_unknown_kind", drops_.gpu_collection.unknown_kind_records())
+      .Field("gpu_buffers_unreadable", drops_.gpu_collection.unreadable_buffers())
+      .Field("gpu_buffers_truncated", drops_.gpu_collection.truncated_buffers())
+      .Field("gpu_records_foreign_timebase", drops_.gpu_collection.foreign_timebase_records())
+      .Field("gpu_markers_unpaired",
+             drops_.gpu_collection.marker_overflow() + drops_.gpu_collection.marker_unmatched_end())
+      .Field("gpu_buffers_not_returned", drops_.gpu_collection.buffers_not_returned())
+      .Field("gpu_foreign_buffers", drops_.gpu_collection.foreign_buffers())
+      .Field("processes_with_foreign_cupti_client", processes_with_foreign_client_)
       .EndObject();
 
   WriteRanks(out);

@@ -86,6 +86,7 @@ Status RankFileSequence::CloseCurrent(const DrainResult& session_counts, std::ui
   footer.set_gpu_records_dropped(counts.gpu_records_dropped);
   footer.set_cupti_records_dropped(cupti_records_dropped);
   footer.set_next_file(next_file);
+  if (gpu_report_) *footer.mutable_gpu_collection() = *gpu_report_;
   Status status = current_->Append(trace_format::kFooterTag, footer);
   if (Status closed = current_->Close(); status.ok()) status = closed;
   if (status.ok()) ClosedFileQueue::Get().Push(current_->path());

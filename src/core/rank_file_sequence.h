@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -42,6 +43,10 @@ class RankFileSequence {
   Status Finish(const DrainResult& session_counts, std::uint64_t open_ranges_at_stop,
                 std::uint64_t cupti_records_dropped);
 
+  // The GPU collector's report, known at stop: set before Finish, it goes in
+  // the last file's footer.
+  void SetGpuCollectionReport(const trace::GpuCollectionReport& report) { gpu_report_ = report; }
+
   // For a forked child: forget the file without writing.
   void Abandon();
 
@@ -60,6 +65,7 @@ class RankFileSequence {
   std::string first_path_;
   DrainResult at_file_start_;       // session counts when the current file began
   std::uint64_t closed_bytes_ = 0;  // bytes of the files already closed
+  std::optional<trace::GpuCollectionReport> gpu_report_;
 };
 
 }  // namespace smprof::internal

@@ -24,8 +24,10 @@ struct ResolvedConfig {
   std::uint32_t bucket_size_mb = 4;
   // CUPTI activity buffers (and, again, decoded GPU records) held at most.
   std::uint32_t cuda_buffer_mb = 64;
-  int compression_level = 3;  // zstd level; 0 stores frames uncompressed
-  std::string record_file;    // pattern, see ExpandRecordFile
+  bool cuda_sync_at_stop = true;              // stop waits for queued GPU work
+  std::uint32_t cuda_flush_period_ms = 1000;  // cuptiActivityFlushPeriod; 0: CUPTI's default
+  int compression_level = 3;                  // zstd level; 0 stores frames uncompressed
+  std::string record_file;                    // pattern, see ExpandRecordFile
   std::uint32_t flush_interval_ms = 1000;
   std::uint32_t cpu_sample_interval_ms = 100;
   std::uint32_t cpu_duration_s = 3600;  // 0: no CPU sampling

@@ -11,6 +11,7 @@
 
 #include "collectors/cpu/cpu_sampler.h"
 #include "collectors/cuda/cuda_collection.h"
+#include "collectors/cuda/gpu_collection_report.h"
 #include "collectors/cuda/gpu_record_buffer.h"
 #include "core/clock_anchor.h"
 #include "core/closed_file_queue.h"
@@ -85,7 +86,12 @@ bool DisabledByEnvironment() {
   return value != nullptr && *value != '\0' && std::string(value) != "0";
 }
 
+// Set by the atexit stop: it never waits for the GPU (a stuck kernel, a
+// collective whose peers are gone, would hang the exit).
+std::atomic<bool> g_stopping_at_exit{false};
+
 void StopAtExit() {
+  g_stopping_at_exit.store(true, std::memory_order_relaxed);
   if (IsProfiling()) Stop();
 }
 
@@ -177,8 +183,9 @@ Status StartLocked(SessionState& s, const ResolvedConfig& config, const ClockPai
 
 Status StopLocked(SessionState& s) {
   g_recording.store(false, std::memory_order_release);
-  if (s.sampler) s.sampler->Stop();     // its last sample goes into the last frame
-  s.gpu_totals = StopCudaCollection();  // flushes CUPTI's last records into s.gpu_records for the last frame
+  if (s.sampler) s.sampler->Stop();  // its last sample goes into the last frame
+  // Flushes CUPTI's last records into s.gpu_records for the last frame.
+  s.gpu_totals = StopCudaCollection(g_stopping_at_exit.load(std::memory_order_relaxed));
   s.stop_requested.store(true, std::memory_order_release);
   Recorder::Get().WakeDrain();
   s.drain->join();
@@ -186,6 +193,7 @@ Status StopLocked(SessionState& s) {
   s.drain = nullptr;
   s.active = false;
 
+  if (s.gpu_totals.collected) s.files->SetGpuCollectionReport(GpuCollectionReportOf(s.gpu_totals.losses));
   const Status status = s.files->Finish(s.drained, CountOpenRanges(), s.gpu_totals.cupti_dropped);
 
   s.last_stats.annotations_written = s.drained.written;
@@ -201,6 +209,7 @@ Status StopLocked(SessionState& s) {
          std::to_string(s.gpu_totals.buffers_refused) + " buffer requests refused: CudaBufferMB=" +
          std::to_string(s.config.cuda_buffer_mb) + " was full); raise CudaBufferMB or lower FlushIntervalMs");
   }
+  WarnAboutGpuCollection(s.gpu_totals.losses);
   if (s.drained.dropped > 0) {
     std::ostringstream message;
     message << "dropped " << s.drained.dropped << " of " << (s.drained.written + s.drained.dropped)

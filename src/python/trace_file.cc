@@ -84,6 +84,22 @@ py::dict FooterDict(const smprof::trace::Footer& f) {
   out["gpu_records_dropped"] = f.gpu_records_dropped();
   out["cupti_records_dropped"] = f.cupti_records_dropped();
   out["next_file"] = f.next_file();
+  const auto& g = f.gpu_collection();
+  py::dict gpu;
+  gpu["incomplete_records"] = g.incomplete_records();
+  gpu["invalid_records"] = g.invalid_records();
+  gpu["unknown_kind_records"] = g.unknown_kind_records();
+  gpu["unreadable_buffers"] = g.unreadable_buffers();
+  gpu["truncated_buffers"] = g.truncated_buffers();
+  gpu["foreign_timebase_records"] = g.foreign_timebase_records();
+  gpu["marker_overflow"] = g.marker_overflow();
+  gpu["marker_unmatched_end"] = g.marker_unmatched_end();
+  gpu["buffers_not_returned"] = g.buffers_not_returned();
+  gpu["foreign_buffers"] = g.foreign_buffers();
+  gpu["contexts_synchronized"] = g.contexts_synchronized();
+  gpu["synchronize_failure"] = g.synchronize_failure();
+  gpu["foreign_client"] = g.foreign_client();
+  out["gpu_collection"] = f.has_gpu_collection() ? py::object(gpu) : py::object(py::none());
   return out;
 }
 

@@ -299,7 +299,61 @@ TEST_P(ActivityDecoderTest, ZeroAndBackwardTimestampsAreDroppedAndCounted) {
   EXPECT_EQ(batch.activities[0].correlation_id, 5u);
   EXPECT_TRUE(batch.api_calls.empty());
   EXPECT_TRUE(batch.markers.empty());
-  EXPECT_EQ(decoder_.stats().invalid_timestamps, 5u);
+  EXPECT_EQ(decoder_.stats().incomplete, 4u) << "a 0 start or end: work unfinished when flushed";
+  EXPECT_EQ(decoder_.stats().invalid_timestamps, 1u) << "end before start";
+}
+
+// A session started after PyTorch created its context gets no CONTEXT record:
+// the kernels and copies on that context still say which device it is.
+TEST_P(ActivityDecoderTest, SynchronizationsLearnTheirDeviceFromKernelsWithoutContextRecords) {
+  CUpti_ActivitySynchronization2 sync{};
+  sync.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+  sync.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE;
+  sync.start = 300;
+  sync.end = 400;
+  sync.contextId = 4;  // testing::Kernel puts device 3 on context 4
+  sync.streamId = 0xffffffffu;
+  CUpti_ActivityMemcpy6 copy = testing::Memcpy(CUPTI_ACTIVITY_MEMCPY_KIND_DTOH, 8, 500, 600, 2);
+  copy.contextId = 9;
+  copy.deviceId = 6;
+  CUpti_ActivitySynchronization2 later_sync = sync;
+  later_sync.contextId = 9;
+  ActivityBuffer first;
+  first.Add(testing::Kernel("k", 100, 200, 3, 1, 1)).Add(sync);
+  ActivityBuffer second;
+  second.Add(copy).Add(later_sync);
+  const GpuBatch a = Decode(first);
+  const GpuBatch b = Decode(second);
+  ASSERT_EQ(a.activities.size(), 2u);
+  EXPECT_EQ(a.activities[1].device, 3u);
+  ASSERT_EQ(b.activities.size(), 2u);
+  EXPECT_EQ(b.activities[1].device, 6u);
+}
+
+// Another CUPTI client's timestamp callback (Kineto's TSC clock) or CUPTI's
+// own clock puts records far from the session's CLOCK_MONOTONIC span: they
+// are dropped and counted, never written as if they were on it.
+TEST_P(ActivityDecoderTest, RecordsOnAnotherClockAreDroppedAndCounted) {
+  ActivityDecoder::Options options = Options();
+  const std::int64_t now = NowNs();
+  options.earliest_ns = now - 1'000'000;
+  ActivityDecoder decoder(options);
+  const auto at = [now](std::int64_t offset) { return static_cast<std::uint64_t>(now + offset); };
+  const std::uint64_t tsc = at(0) * 3;  // ticks of a 3 GHz counter since boot
+  ActivityBuffer buffer;
+  buffer.Add(testing::Kernel("k", at(0), at(10), 0, 1, 1))
+      .Add(testing::Kernel("k", tsc, tsc + 30, 0, 1, 2))
+      .Add(testing::Api(CUPTI_ACTIVITY_KIND_RUNTIME, 1, at(-2'000'000), at(-1'900'000), 1, 3))
+      .Add(testing::Api(CUPTI_ACTIVITY_KIND_RUNTIME, 1, at(5), at(6), 1, 4))
+      .Add(testing::Marker(CUPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS, 1, tsc, 1, "m", nullptr));
+  GpuBatch batch;
+  decoder.Decode(buffer.data(), buffer.size(), &batch);
+  ASSERT_EQ(batch.activities.size(), 1u);
+  EXPECT_EQ(batch.activities[0].correlation_id, 1u);
+  ASSERT_EQ(batch.api_calls.size(), 1u);
+  EXPECT_EQ(batch.api_calls[0].correlation_id, 4u);
+  EXPECT_TRUE(batch.markers.empty());
+  EXPECT_EQ(decoder.stats().foreign_timebase, 3u);
 }
 
 TEST_P(ActivityDecoderTest, TruncatedBufferKeepsTheWholeRecordsBeforeTheCut) {
@@ -440,6 +494,107 @@ TEST_P(ActivityDecoderTest, BuffersCompletingOnSeveralThreadsAreAllDecoded) {
   for (int t = 0; t < kThreads; ++t) EXPECT_EQ(kernels[t], 2u * kBuffersPerThread);
   EXPECT_EQ(decoder_.stats().records_by_kind[CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL],
             static_cast<std::uint64_t>(kThreads * kBuffersPerThread));
+}
+
+// libcupti from CUDA 12 fills buffers with its own record versions
+// (CUpti_ActivityKernel9, Memcpy5, ...); its iterator steps by their sizes and
+// the decoder reads them through the CUDA 13 structs. That is correct only
+// while every field the decoder reads sits at the same offset in both.
+#define SMPROF_SAME_OFFSET(old_struct, new_struct, field) \
+  static_assert(offsetof(old_struct, field) == offsetof(new_struct, field), #old_struct "." #field " moved")
+#define SMPROF_SAME_STREAM_FIELDS(old_struct, new_struct)    \
+  SMPROF_SAME_OFFSET(old_struct, new_struct, kind);          \
+  SMPROF_SAME_OFFSET(old_struct, new_struct, start);         \
+  SMPROF_SAME_OFFSET(old_struct, new_struct, end);           \
+  SMPROF_SAME_OFFSET(old_struct, new_struct, deviceId);      \
+  SMPROF_SAME_OFFSET(old_struct, new_struct, contextId);     \
+  SMPROF_SAME_OFFSET(old_struct, new_struct, streamId);      \
+  SMPROF_SAME_OFFSET(old_struct, new_struct, correlationId); \
+  SMPROF_SAME_OFFSET(old_struct, new_struct, graphNodeId);   \
+  SMPROF_SAME_OFFSET(old_struct, new_struct, graphId)
+
+SMPROF_SAME_STREAM_FIELDS(CUpti_ActivityKernel9, CUpti_ActivityKernel10);
+SMPROF_SAME_OFFSET(CUpti_ActivityKernel9, CUpti_ActivityKernel10, name);
+SMPROF_SAME_OFFSET(CUpti_ActivityKernel9, CUpti_ActivityKernel10, gridX);
+SMPROF_SAME_OFFSET(CUpti_ActivityKernel9, CUpti_ActivityKernel10, gridY);
+SMPROF_SAME_OFFSET(CUpti_ActivityKernel9, CUpti_ActivityKernel10, gridZ);
+SMPROF_SAME_OFFSET(CUpti_ActivityKernel9, CUpti_ActivityKernel10, blockX);
+SMPROF_SAME_OFFSET(CUpti_ActivityKernel9, CUpti_ActivityKernel10, blockY);
+SMPROF_SAME_OFFSET(CUpti_ActivityKernel9, CUpti_ActivityKernel10, blockZ);
+SMPROF_SAME_OFFSET(CUpti_ActivityKernel9, CUpti_ActivityKernel10, staticSharedMemory);
+SMPROF_SAME_OFFSET(CUpti_ActivityKernel9, CUpti_ActivityKernel10, dynamicSharedMemory);
+SMPROF_SAME_OFFSET(CUpti_ActivityKernel9, CUpti_ActivityKernel10, registersPerThread);
+SMPROF_SAME_STREAM_FIELDS(CUpti_ActivityMemcpy5, CUpti_ActivityMemcpy6);
+SMPROF_SAME_OFFSET(CUpti_ActivityMemcpy5, CUpti_ActivityMemcpy6, copyKind);
+SMPROF_SAME_OFFSET(CUpti_ActivityMemcpy5, CUpti_ActivityMemcpy6, bytes);
+SMPROF_SAME_STREAM_FIELDS(CUpti_ActivityMemcpyPtoP3, CUpti_ActivityMemcpyPtoP4);
+SMPROF_SAME_OFFSET(CUpti_ActivityMemcpyPtoP3, CUpti_ActivityMemcpyPtoP4, bytes);
+SMPROF_SAME_OFFSET(CUpti_ActivityMemcpyPtoP3, CUpti_ActivityMemcpyPtoP4, srcDeviceId);
+SMPROF_SAME_OFFSET(CUpti_ActivityMemcpyPtoP3, CUpti_ActivityMemcpyPtoP4, dstDeviceId);
+SMPROF_SAME_STREAM_FIELDS(CUpti_ActivityMemset3, CUpti_ActivityMemset4);
+SMPROF_SAME_OFFSET(CUpti_ActivityMemset3, CUpti_ActivityMemset4, bytes);
+SMPROF_SAME_OFFSET(CUpti_ActivitySynchronization, CUpti_ActivitySynchronization2, type);
+SMPROF_SAME_OFFSET(CUpti_ActivitySynchronization, CUpti_ActivitySynchronization2, start);
+SMPROF_SAME_OFFSET(CUpti_ActivitySynchronization, CUpti_ActivitySynchronization2, end);
+SMPROF_SAME_OFFSET(CUpti_ActivitySynchronization, CUpti_ActivitySynchronization2, contextId);
+SMPROF_SAME_OFFSET(CUpti_ActivitySynchronization, CUpti_ActivitySynchronization2, streamId);
+SMPROF_SAME_OFFSET(CUpti_ActivitySynchronization, CUpti_ActivitySynchronization2, correlationId);
+SMPROF_SAME_OFFSET(CUpti_ActivityOverhead2, CUpti_ActivityOverhead3, overheadKind);
+SMPROF_SAME_OFFSET(CUpti_ActivityOverhead2, CUpti_ActivityOverhead3, objectKind);
+SMPROF_SAME_OFFSET(CUpti_ActivityOverhead2, CUpti_ActivityOverhead3, objectId);
+SMPROF_SAME_OFFSET(CUpti_ActivityOverhead2, CUpti_ActivityOverhead3, start);
+SMPROF_SAME_OFFSET(CUpti_ActivityOverhead2, CUpti_ActivityOverhead3, end);
+SMPROF_SAME_OFFSET(CUpti_ActivityDevice4, CUpti_ActivityDevice5, id);
+SMPROF_SAME_OFFSET(CUpti_ActivityDevice4, CUpti_ActivityDevice5, name);
+SMPROF_SAME_OFFSET(CUpti_ActivityDevice4, CUpti_ActivityDevice5, uuid);
+SMPROF_SAME_OFFSET(CUpti_ActivityDevice4, CUpti_ActivityDevice5, numMultiprocessors);
+SMPROF_SAME_OFFSET(CUpti_ActivityDevice4, CUpti_ActivityDevice5, globalMemorySize);
+SMPROF_SAME_OFFSET(CUpti_ActivityDevice4, CUpti_ActivityDevice5, globalMemoryBandwidth);
+SMPROF_SAME_OFFSET(CUpti_ActivityDevice4, CUpti_ActivityDevice5, computeCapabilityMajor);
+SMPROF_SAME_OFFSET(CUpti_ActivityDevice4, CUpti_ActivityDevice5, computeCapabilityMinor);
+SMPROF_SAME_OFFSET(CUpti_ActivityDevice4, CUpti_ActivityDevice5, maxThreadsPerBlock);
+SMPROF_SAME_OFFSET(CUpti_ActivityContext2, CUpti_ActivityContext3, contextId);
+SMPROF_SAME_OFFSET(CUpti_ActivityContext2, CUpti_ActivityContext3, deviceId);
+
+// And at run time: a CUDA 12 kernel record, stepped over by its own size,
+// decodes field for field.
+TEST(ActivityDecoderCuda12, AKernel9RecordDecodesThroughTheCuda13Struct) {
+  CUpti_ActivityKernel9 old{};
+  old.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+  old.start = 1000;
+  old.end = 1500;
+  old.deviceId = 2;
+  old.contextId = 3;
+  old.streamId = 14;
+  old.correlationId = 99;
+  old.gridX = 64;
+  old.blockX = 128;
+  old.registersPerThread = 40;
+  old.graphId = 5;
+  old.name = "sgemm_kernel";
+  ActivityBuffer buffer;
+  buffer.Add(old);
+  ActivityDecoder::Options options;
+  options.next_record = [](std::uint8_t* data, std::size_t valid, CUpti_Activity** record) -> CUptiResult {
+    if (*record != nullptr || valid < sizeof(CUpti_ActivityKernel9)) return CUPTI_ERROR_MAX_LIMIT_REACHED;
+    *record = reinterpret_cast<CUpti_Activity*>(data);
+    return CUPTI_SUCCESS;
+  };
+  ActivityDecoder decoder(options);
+  GpuBatch batch;
+  decoder.Decode(buffer.data(), buffer.size(), &batch);
+  ASSERT_EQ(batch.activities.size(), 1u);
+  const GpuActivityRecord& k = batch.activities[0];
+  EXPECT_EQ(k.end_ns - k.start_ns, 500);
+  EXPECT_EQ(k.device, 2u);
+  EXPECT_EQ(k.context, 3u);
+  EXPECT_EQ(k.stream, 14u);
+  EXPECT_EQ(k.correlation_id, 99u);
+  EXPECT_EQ(k.grid[0], 64u);
+  EXPECT_EQ(k.block[0], 128u);
+  EXPECT_EQ(k.registers_per_thread, 40u);
+  EXPECT_EQ(k.graph_id, 5u);
+  EXPECT_EQ(Name(k.name), "sgemm_kernel");
 }
 
 INSTANTIATE_TEST_SUITE_P(Iterators, ActivityDecoderTest, ::testing::Values(false, true),

@@ -50,6 +50,8 @@ const std::map<std::string, std::string> kDefaults = {
     {"BucketCount", "16"},
     {"BucketSizeMB", "4"},
     {"CudaBufferMB", "64"},
+    {"CudaSyncAtStop", "1"},
+    {"CudaFlushPeriodMs", "1000"},
     {"Compression", "zstd"},
     {"RecordFile", "smprof-out/%j/%h/rank%r_pid%p_%t.smprof"},
     {"FlushIntervalMs", "1000"},
@@ -60,9 +62,10 @@ const std::map<std::string, std::string> kDefaults = {
 
 TEST(Config, KeysAreTheDocumentedOnesInOrder) {
   const std::vector<std::string> expected = {
-      "EnableCuda",       "EnablePerf",      "PerfEvents",      "CpuSampleIntervalMs", "CpuProfilingDurationS",
-      "EnableForkFollow", "BucketCount",     "BucketSizeMB",    "CudaBufferMB",        "Compression",
-      "RecordFile",       "FlushIntervalMs", "RotateIntervalS", "UploadUri",           "UploadExitTimeoutS"};
+      "EnableCuda",        "EnablePerf",        "PerfEvents",   "CpuSampleIntervalMs", "CpuProfilingDurationS",
+      "EnableForkFollow",  "BucketCount",       "BucketSizeMB", "CudaBufferMB",        "CudaSyncAtStop",
+      "CudaFlushPeriodMs", "Compression",       "RecordFile",   "FlushIntervalMs",     "RotateIntervalS",
+      "UploadUri",         "UploadExitTimeoutS"};
   EXPECT_EQ(ConfigKeys(), expected);
 }
 
@@ -105,7 +108,9 @@ TEST(Config, EnvironmentOverridesEveryDefault) {
                                                 {"SMP_ROTATE_INTERVAL_S", "30"},
                                                 {"SMP_UPLOAD_URI", "s3://bucket/env"},
                                                 {"SMP_UPLOAD_EXIT_TIMEOUT_S", "5"},
-                                                {"SMP_CUDA_BUFFER_MB", "16"}});
+                                                {"SMP_CUDA_BUFFER_MB", "16"},
+                                                {"SMP_CUDA_SYNC_AT_STOP", "0"},
+                                                {"SMP_CUDA_FLUSH_PERIOD_MS", "0"}});
   EXPECT_EQ(c.enable_cuda, Tristate::kOn);
   EXPECT_FALSE(c.enable_perf);
   EXPECT_TRUE(c.enable_fork_follow);
@@ -121,6 +126,8 @@ TEST(Config, EnvironmentOverridesEveryDefault) {
   EXPECT_EQ(c.upload_uri, "s3://bucket/env");
   EXPECT_EQ(c.upload_exit_timeout_s, 5u);
   EXPECT_EQ(c.cuda_buffer_mb, 16u);
+  EXPECT_FALSE(c.cuda_sync_at_stop);
+  EXPECT_EQ(c.cuda_flush_period_ms, 0u);
   EXPECT_EQ(c.explicit_keys.size(), kDefaults.size());
   EXPECT_EQ(c.effective.at("BucketCount"), "8");
 }

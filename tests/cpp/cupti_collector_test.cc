@@ -4,11 +4,15 @@
 // process, annotations as external correlation ids, and fork.
 #include "collectors/cuda/cupti_collector.h"
 
+#include <cupti_driver_cbid.h>
+#include <cupti_runtime_cbid.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <thread>
 #include <vector>
 
@@ -28,10 +32,13 @@ constexpr std::size_t kBufferBytes = 64 << 10;
 class CuptiCollectorTest : public ::testing::Test {
  protected:
   void Start(const FakeCuptiScript& script, std::size_t max_buffers = 4) {
-    FakeCupti::Get().Reset(script);
     CuptiCollectorOptions options;
-    options.buffer_bytes = kBufferBytes;
     options.max_buffers = max_buffers;
+    Start(script, options);
+  }
+  void Start(const FakeCuptiScript& script, CuptiCollectorOptions options) {
+    FakeCupti::Get().Reset(script);
+    options.buffer_bytes = kBufferBytes;
     started_ = StartCuptiCollection(FakeCupti::Get().api(), options, &sink_);
   }
   void TearDown() override { StopCuptiCollection(); }
@@ -51,6 +58,19 @@ class CuptiCollectorTest : public ::testing::Test {
   CuptiStartResult started_;
   std::uint64_t dropped_ = 0;
 };
+
+// An API record: decoding it asks CUPTI for its name.
+CUpti_ActivityAPI testing_api_record() {
+  CUpti_ActivityAPI a{};
+  a.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
+  a.cbid = 1;
+  a.start = static_cast<std::uint64_t>(NowNs());
+  a.end = a.start + 1;
+  return a;
+}
+
+// Hands `buffer` to smprof's completion callback, as CUPTI would.
+void CompleteBufferToUs(std::uint8_t* buffer) { CuptiBufferCompleted(nullptr, 0, buffer, 0, 0); }
 
 bool Enabled(const std::vector<CUpti_ActivityKind>& kinds, CUpti_ActivityKind kind) {
   return std::find(kinds.begin(), kinds.end(), kind) != kinds.end();
@@ -258,7 +278,9 @@ TEST_F(CuptiCollectorTest, ABufferCompletedAfterStopIsReturnedNotDelivered) {
   EXPECT_EQ(Delivered(), 0u);
   Start(FakeCuptiScript{}, /*max_buffers=*/1);
   ASSERT_TRUE(started_.active) << started_.reason;
-  EXPECT_NE(fake().RequestBuffer(&size), nullptr) << "the late buffer went back to the pool";
+  std::uint8_t* again = fake().RequestBuffer(&size);
+  EXPECT_NE(again, nullptr) << "the late buffer went back to the pool";
+  fake().CompleteBuffer(again, 0);
 }
 
 TEST_F(CuptiCollectorTest, ScopesPushTheirNameAndPopIt) {
@@ -325,6 +347,211 @@ TEST_F(CuptiCollectorTest, AForkedChildNeverTouchesTheParentsCupti) {
   EXPECT_TRUE(CuptiCollectionActive()) << "the parent is unaffected";
 }
 
+// PyTorch creates its context at model.cuda(), before start_profiling():
+// device and context records exist only if CUPTI dumps them.
+TEST_F(CuptiCollectorTest, ALateStartDumpsTheDevicesAndContextsThatExist) {
+  Start(FakeCuptiScript{});
+  ASSERT_TRUE(started_.active) << started_.reason;
+  const std::vector<CUpti_ActivityKind> expected = {CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONTEXT};
+  EXPECT_EQ(fake().dumped(), expected);
+  StopCuptiCollection();
+
+  FakeCuptiScript old;
+  old.newer_cupti = false;  // no cuptiActivityEnableAndDump: enabled plainly
+  Start(old);
+  ASSERT_TRUE(started_.active) << started_.reason;
+  EXPECT_TRUE(fake().dumped().empty());
+  EXPECT_TRUE(Enabled(fake().enabled(), CUPTI_ACTIVITY_KIND_DEVICE));
+  EXPECT_TRUE(Enabled(fake().enabled(), CUPTI_ACTIVITY_KIND_CONTEXT));
+}
+
+TEST_F(CuptiCollectorTest, TheTimestampCallbackIsRegisteredBeforeSubscribing) {
+  Start(FakeCuptiScript{});
+  ASSERT_TRUE(started_.active) << started_.reason;
+  EXPECT_EQ(fake().timestamp_registrations(), 1);
+  EXPECT_FALSE(fake().subscribed_before_timestamp_callback());
+}
+
+// Kernels still running at stop have end 0 when CUPTI flushes: stop waits
+// for the active contexts first, while the kinds are still enabled.
+TEST_F(CuptiCollectorTest, StopWaitsForQueuedWorkSoItsRecordsAreComplete) {
+  FakeCuptiScript script;
+  script.primary_contexts_active = {true, false, true};  // device 1 never used: not created
+  Start(script);
+  ASSERT_TRUE(started_.active) << started_.reason;
+  std::size_t size = 0;
+  std::uint8_t* buffer = fake().RequestBuffer(&size);
+  ASSERT_NE(buffer, nullptr);
+  fake().HoldUntilFlush(buffer, FakeCupti::WriteKernels(buffer, size, 5, "running", /*finished=*/false));
+  const CuptiStopResult stopped = StopCuptiCollection();
+  EXPECT_EQ(fake().context_synchronizations(), 2);
+  EXPECT_TRUE(fake().kinds_enabled_at_synchronize());
+  EXPECT_EQ(stopped.contexts_synchronized, 2u);
+  EXPECT_EQ(stopped.synchronize_failure, "");
+  EXPECT_EQ(Delivered(), 5u);
+  EXPECT_EQ(stopped.decoder.incomplete, 0u);
+}
+
+TEST_F(CuptiCollectorTest, WithoutTheWaitUnfinishedRecordsAreCountedAtStop) {
+  CuptiCollectorOptions options;
+  options.synchronize_at_stop = false;
+  Start(FakeCuptiScript{}, options);
+  ASSERT_TRUE(started_.active) << started_.reason;
+  std::size_t size = 0;
+  std::uint8_t* buffer = fake().RequestBuffer(&size);
+  ASSERT_NE(buffer, nullptr);
+  fake().HoldUntilFlush(buffer, FakeCupti::WriteKernels(buffer, size, 5, "running", /*finished=*/false));
+  const CuptiStopResult stopped = StopCuptiCollection();
+  EXPECT_EQ(fake().context_synchronizations(), 0);
+  EXPECT_EQ(Delivered(), 0u);
+  EXPECT_EQ(stopped.decoder.incomplete, 5u);
+}
+
+TEST_F(CuptiCollectorTest, TheExitStopNeverWaitsForTheGpu) {
+  Start(FakeCuptiScript{});
+  ASSERT_TRUE(started_.active) << started_.reason;
+  StopCuptiCollection(/*may_synchronize=*/false);
+  EXPECT_EQ(fake().context_synchronizations(), 0);
+}
+
+// Kineto's timestamp callback, registered after ours, stamps records with
+// TSC ticks: they are dropped, counted and reported, never written.
+TEST_F(CuptiCollectorTest, RecordsOnAnotherClockAreDroppedAndReportedAtStop) {
+  Start(FakeCuptiScript{});
+  ASSERT_TRUE(started_.active) << started_.reason;
+  std::size_t size = 0;
+  std::uint8_t* buffer = fake().RequestBuffer(&size);
+  ASSERT_NE(buffer, nullptr);
+  const std::size_t used = FakeCupti::WriteKernels(buffer, size, 2, "k");
+  CUpti_ActivityKernel10 tsc;
+  std::memcpy(&tsc, buffer, sizeof(tsc));
+  tsc.start *= 3;  // a 3 GHz counter since boot
+  tsc.end = tsc.start + 15;
+  std::memcpy(buffer, &tsc, sizeof(tsc));
+  fake().CompleteBuffer(buffer, used);
+  EXPECT_EQ(Delivered(), 1u);
+  const CuptiStopResult stopped = StopCuptiCollection();
+  EXPECT_EQ(stopped.decoder.foreign_timebase, 1u);
+  EXPECT_NE(stopped.foreign_client.find("another clock"), std::string::npos) << stopped.foreign_client;
+}
+
+// torch.profiler (Kineto) registers its own buffer callbacks at each start:
+// the buffers CUPTI holds then go to it and never come back.
+TEST_F(CuptiCollectorTest, AnotherClientTakingTheBufferCallbacksIsReported) {
+  Start(FakeCuptiScript{});
+  ASSERT_TRUE(started_.active) << started_.reason;
+  std::size_t size = 0;
+  std::uint8_t* ours = fake().RequestBuffer(&size);
+  ASSERT_NE(ours, nullptr);
+  fake().HoldUntilFlush(ours, FakeCupti::WriteKernels(ours, size, 3, "k"));
+  static std::vector<std::uint8_t*> kineto_got;
+  kineto_got.clear();
+  fake().RegisterForeignCallbacks(
+      [](std::uint8_t** b, std::size_t* s, std::size_t* m) { *b = nullptr, *s = 0, *m = 0; },
+      [](CUcontext, std::uint32_t, std::uint8_t* b, std::size_t, std::size_t) { kineto_got.push_back(b); });
+  const CuptiStopResult stopped = StopCuptiCollection();
+  EXPECT_EQ(kineto_got.size(), 1u);
+  EXPECT_EQ(stopped.buffers_not_returned, 1u);
+  EXPECT_NE(stopped.foreign_client.find("never came back"), std::string::npos) << stopped.foreign_client;
+  CompleteBufferToUs(ours);  // what a later session's registration would bring back
+}
+
+// ... and after our callbacks are registered again, its buffers come to us.
+TEST_F(CuptiCollectorTest, ABufferThePoolDidNotLendIsDecodedButNeverReused) {
+  Start(FakeCuptiScript{}, /*max_buffers=*/1);
+  ASSERT_TRUE(started_.active) << started_.reason;
+  std::vector<std::uint64_t> kineto(kBufferBytes / 8);
+  auto* foreign = reinterpret_cast<std::uint8_t*>(kineto.data());
+  fake().CompleteBuffer(foreign, FakeCupti::WriteKernels(foreign, kBufferBytes, 2, "k"));
+  EXPECT_EQ(Delivered(), 2u);
+  std::size_t size = 0;
+  std::uint8_t* lent = fake().RequestBuffer(&size);
+  EXPECT_NE(lent, foreign);
+  EXPECT_EQ(fake().RequestBuffer(&size), nullptr) << "the foreign buffer did not join the pool";
+  fake().CompleteBuffer(lent, 0);
+  const CuptiStopResult stopped = StopCuptiCollection();
+  EXPECT_EQ(stopped.foreign_buffers, 1u);
+  EXPECT_NE(stopped.foreign_client.find("another client"), std::string::npos) << stopped.foreign_client;
+}
+
+// CUPTI asks for buffers on the application's threads (a launch that fills
+// one): a completion decoding on another thread must never hold that up.
+TEST_F(CuptiCollectorTest, BufferRequestsDoNotWaitForADecodeInProgress) {
+  Start(FakeCuptiScript{});
+  ASSERT_TRUE(started_.active) << started_.reason;
+  std::size_t size = 0;
+  std::uint8_t* buffer = fake().RequestBuffer(&size);
+  ASSERT_NE(buffer, nullptr);
+  const auto api_record = testing_api_record();
+  std::memcpy(buffer, &api_record, sizeof(api_record));
+  fake().BlockCallbackNames(true);
+  std::thread completing([&] { fake().CompleteBuffer(buffer, sizeof(api_record)); });
+  fake().WaitUntilNameBlocked();  // the decode is in progress
+  std::uint8_t* another = fake().RequestBuffer(&size);
+  EXPECT_NE(another, nullptr);
+  fake().BlockCallbackNames(false);
+  completing.join();
+  fake().CompleteBuffer(another, 0);
+  EXPECT_EQ(StopCuptiCollection().buffers_completed, 2u);
+}
+
+TEST_F(CuptiCollectorTest, PeriodicFlushQuietCallsAndZeroedBuffers) {
+  Start(FakeCuptiScript{});
+  ASSERT_TRUE(started_.active) << started_.reason;
+  EXPECT_EQ(fake().flush_period_ms(), 1000u);
+  EXPECT_TRUE(fake().zeroed_buffers_announced());
+  const auto runtime = fake().quiet_runtime_calls();
+  const auto driver = fake().quiet_driver_calls();
+  EXPECT_NE(std::find(runtime.begin(), runtime.end(), CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020), runtime.end());
+  EXPECT_NE(std::find(driver.begin(), driver.end(), CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent), driver.end());
+  StopCuptiCollection();
+  EXPECT_EQ(fake().flush_period_ms(), 0u) << "CUPTI's default is restored for whoever comes next";
+
+  FakeCuptiScript old;
+  old.newer_cupti = false;
+  Start(old);
+  ASSERT_TRUE(started_.active) << started_.reason;
+  EXPECT_TRUE(fake().quiet_runtime_calls().empty());
+}
+
+TEST_F(CuptiCollectorTest, NvtxInjectionIsOursOnlyWhileCollectingAndNeverReachesAForkedChild) {
+  unsetenv("NVTX_INJECTION64_PATH");
+  Start(FakeCuptiScript{});
+  ASSERT_TRUE(started_.active) << started_.reason;
+  ASSERT_NE(std::getenv("NVTX_INJECTION64_PATH"), nullptr);
+  EXPECT_STREQ(std::getenv("NVTX_INJECTION64_PATH"), fake().api()->cupti_path.c_str());
+  const pid_t child = fork();
+  if (child == 0) _exit(std::getenv("NVTX_INJECTION64_PATH") == nullptr ? 0 : 1);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "a forked child inherited NVTX_INJECTION64_PATH";
+  StopCuptiCollection();
+  EXPECT_EQ(std::getenv("NVTX_INJECTION64_PATH"), nullptr);
+
+  setenv("NVTX_INJECTION64_PATH", "/users/own/injection.so", 1);
+  Start(FakeCuptiScript{});
+  StopCuptiCollection();
+  EXPECT_STREQ(std::getenv("NVTX_INJECTION64_PATH"), "/users/own/injection.so");
+  unsetenv("NVTX_INJECTION64_PATH");
+}
+
+TEST(ActivityBufferPool, RejectsBuffersItDidNotLendAndLendsZeroedOnes) {
+  ActivityBufferPool pool(1024, 1);
+  std::vector<std::uint8_t> other(1024);
+  EXPECT_FALSE(pool.Release(other.data(), 10));
+  EXPECT_EQ(pool.foreign(), 1u);
+  EXPECT_EQ(pool.allocated(), 0u);
+  std::uint8_t* a = pool.Acquire(false);
+  ASSERT_NE(a, nullptr);
+  std::memset(a, 0xab, 100);
+  EXPECT_TRUE(pool.Release(a, 100));
+  EXPECT_FALSE(pool.Release(a, 100)) << "a buffer returned twice";
+  std::uint8_t* again = pool.Acquire(false);
+  ASSERT_EQ(again, a);
+  for (std::size_t i = 0; i < pool.buffer_bytes(); ++i) ASSERT_EQ(again[i], 0) << "byte " << i;
+  pool.Release(again, 0);
+}
+
 TEST(ActivityBufferPool, BuffersBeyondTheCapAreFreedWhenTheyComeBack) {
   ActivityBufferPool pool(1000, 1);
   EXPECT_EQ(pool.buffer_bytes() % ActivityBufferPool::kAlignment, 0u);
@@ -334,11 +561,11 @@ TEST(ActivityBufferPool, BuffersBeyondTheCapAreFreedWhenTheyComeBack) {
   ASSERT_NE(b, nullptr);
   EXPECT_EQ(pool.allocated(), 2u);
   EXPECT_EQ(pool.over_cap(), 1u);
-  pool.Release(b);
+  pool.Release(b, 0);
   EXPECT_EQ(pool.allocated(), 1u);
   EXPECT_EQ(pool.Acquire(false), nullptr);
   EXPECT_EQ(pool.refused(), 1u);
-  pool.Release(a);
+  pool.Release(a, 0);
   EXPECT_EQ(pool.in_use(), 0u);
 }
 

@@ -27,6 +27,9 @@ struct FakeCuptiScript {
   CUptiResult register_timestamp = CUPTI_SUCCESS;
   std::map<CUpti_ActivityKind, CUptiResult> enable;  // kinds not listed enable fine
   std::size_t dropped_per_query = 0;                 // what cuptiActivityGetNumDroppedRecords reports each time
+  bool newer_cupti = true;  // has cuptiActivityEnableAndDump, FlushPeriod, Enable{Runtime,Driver}Api (12.6+)
+  // The driver's devices: whether each one's primary context is active.
+  std::vector<bool> primary_contexts_active = {true};
 };
 
 class FakeCupti {
@@ -45,9 +48,22 @@ class FakeCupti {
   void CompleteBuffer(std::uint8_t* buffer, std::size_t valid_size);
   void HoldUntilFlush(std::uint8_t* buffer, std::size_t valid_size);
 
-  // Writes `count` concurrent-kernel records named `name` into `buffer`;
-  // returns the bytes written.
-  static std::size_t WriteKernels(std::uint8_t* buffer, std::size_t size, int count, const char* name);
+  // Writes `count` concurrent-kernel records named `name` into `buffer`,
+  // stamped now on the session's clock; `finished` false leaves their end 0
+  // (still running) until a context synchronize finishes them. Returns the
+  // bytes written.
+  static std::size_t WriteKernels(std::uint8_t* buffer, std::size_t size, int count, const char* name,
+                                  bool finished = true);
+  // Another CUPTI client (Kineto) registering its own buffer callbacks, as
+  // it does at each torch.profiler start.
+  void RegisterForeignCallbacks(CUpti_BuffersCallbackRequestFunc requested,
+                                CUpti_BuffersCallbackCompleteFunc completed);
+
+  // While blocked, cuptiGetCallbackName (which the decoder calls for an API
+  // record it has not named yet) waits; WaitUntilNameBlocked returns once a
+  // thread waits there.
+  void BlockCallbackNames(bool block);
+  void WaitUntilNameBlocked();
 
   // What the collector did.
   int subscribed() const;  // subscribers now
@@ -57,6 +73,14 @@ class FakeCupti {
   CUpti_TimestampCallbackFunc timestamp_callback() const;
   CUpti_ActivityThreadIdType thread_id_type() const;
   std::vector<CUpti_ActivityKind> enabled() const;
+  std::vector<CUpti_ActivityKind> dumped() const;  // enabled with cuptiActivityEnableAndDump
+  std::uint32_t flush_period_ms() const;
+  bool zeroed_buffers_announced() const;
+  std::vector<CUpti_CallbackId> quiet_runtime_calls() const;
+  std::vector<CUpti_CallbackId> quiet_driver_calls() const;
+  bool subscribed_before_timestamp_callback() const;
+  int context_synchronizations() const;
+  bool kinds_enabled_at_synchronize() const;
   // The calling thread's external correlation stack (kind, id), bottom first.
   static std::vector<std::pair<int, std::uint64_t>> CorrelationStack();
 
@@ -71,6 +95,14 @@ class FakeCupti {
   static CUptiResult Disable(CUpti_ActivityKind);
   static CUptiResult FlushAll(std::uint32_t flag);
   static CUptiResult Dropped(CUcontext, std::uint32_t, std::size_t*);
+  static CUptiResult EnableAndDump(CUpti_ActivityKind);
+  static CUptiResult FlushPeriod(std::uint32_t);
+  static CUptiResult SetAttribute(CUpti_ActivityAttribute, std::size_t*, void*);
+  static CUptiResult EnableRuntimeApi(CUpti_CallbackId, std::uint8_t);
+  static CUptiResult EnableDriverApi(CUpti_CallbackId, std::uint8_t);
+  static CUresult DeviceGetCount(int*);
+  static CUresult PrimaryCtxGetState(CUdevice, unsigned int*, int*);
+  static CUresult CtxSynchronize();
 
   internal::CuptiApi api_;
   mutable std::mutex mutex_;
@@ -84,7 +116,16 @@ class FakeCupti {
   CUpti_BuffersCallbackRequestFunc requested_ = nullptr;
   CUpti_BuffersCallbackCompleteFunc completed_ = nullptr;
   std::vector<CUpti_ActivityKind> enabled_;
+  std::vector<CUpti_ActivityKind> dumped_;
   std::vector<std::pair<std::uint8_t*, std::size_t>> held_;
+  std::uint32_t flush_period_ms_ = 0;
+  bool zeroed_ = false;
+  std::vector<CUpti_CallbackId> quiet_runtime_;
+  std::vector<CUpti_CallbackId> quiet_driver_;
+  bool subscribed_before_timestamp_ = false;
+  int context_synchronizations_ = 0;
+  bool kinds_enabled_at_synchronize_ = false;
+  CUdevice current_device_ = -1;  // whose primary context is pushed
 };
 
 }  // namespace smprof::testing

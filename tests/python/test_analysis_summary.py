@@ -169,6 +169,10 @@ def test_gpu_metrics_are_exact(tmp_path: Path) -> None:
     assert (latency["count"], latency["min_ns"], latency["max_ns"]) == (2, 30_000, 50_000)
     per_annotation = {a["name"]: (a["gpu_time_ns"], a["activities"]) for a in gpu["per_annotation"]}
     assert per_annotation == {"fwd": (8 * MS, 2), "bwd": (1 * MS, 1)}
+    # kernels 11 ms + memcpy 1 ms + memset 0.5 ms; relu, the device-1 kernel and the memset have no annotation
+    attribution = gpu["attribution"]
+    assert (attribution["attributed_time_ns"], attribution["unattributed_time_ns"]) == (9 * MS, 3_500_000)
+    assert attribution["unattributed_share"] == pytest.approx(3.5 / 12.5)
 
 
 def test_gpu_top_k_folds_the_rest_into_other(tmp_path: Path) -> None:

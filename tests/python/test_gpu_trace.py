@@ -317,3 +317,38 @@ def test_info_of_a_cpu_only_trace_has_no_gpu_lines(tmp_path: Path) -> None:
     proc = smprof("info", str(path))
     assert proc.returncode == 0, proc.stderr
     assert not [line for line in proc.stdout.splitlines() if line.startswith(("  gpu", "  cupti"))]
+
+
+def test_the_collectors_report_reaches_info_and_the_summary(tmp_path: Path) -> None:
+    from smppy import analysis
+
+    frame = st.pb().Frame(sequence=0)
+    st.add_gpu_activities(frame, [{"start": 1_000, "dur": 100, "name": "k", "kind": 1}])
+    footer = st.pb().Footer(gpu_records_written=1)
+    footer.stop.monotonic_ns = 30_000
+    report = footer.gpu_collection
+    report.incomplete_records = 3
+    report.foreign_timebase_records = 2
+    report.marker_unmatched_end = 1
+    report.buffers_not_returned = 4
+    report.contexts_synchronized = 1
+    report.foreign_client = "4 CUPTI buffers never came back"
+    h = st.header(host="h", rank=0, world_size=1, pid=7, cupti_version=130001, cuda_driver_version=13000)
+    path = st.write_trace(tmp_path / "rank0.smprof", h, [frame], footer)
+
+    proc = smprof("info", str(path))
+    assert proc.returncode == 0, proc.stderr
+    assert (
+        "  gpu collection: waited for 1 contexts at stop; records dropped: 3 unfinished at stop,"
+        " 2 on another clock, 1 NVTX ends unpaired, 4 buffers never returned"
+    ) in proc.stdout
+    assert "  another CUDA profiler in the process: 4 CUPTI buffers never came back" in proc.stdout
+    info = json.loads(smprof("info", str(path), "--json").stdout)[0]
+    assert info["gpu_collection"]["incomplete_records"] == 3
+    assert info["gpu_collection"]["synchronize_failure"] == ""
+    drops = analysis.summarize(tmp_path)["drops"]
+    assert drops["gpu_records_incomplete"] == 3
+    assert drops["gpu_records_foreign_timebase"] == 2
+    assert drops["gpu_markers_unpaired"] == 1
+    assert drops["gpu_buffers_not_returned"] == 4
+    assert drops["processes_with_foreign_cupti_client"] == 1

@@ -1,13 +1,17 @@
 #include "collectors/cuda/activity_buffer_pool.h"
 
+#include <algorithm>
 #include <cstdlib>
+#include <cstring>
 
 namespace smprof::internal {
 
 namespace {
 
-std::uint8_t* Allocate(std::size_t bytes) {
-  return static_cast<std::uint8_t*>(std::aligned_alloc(ActivityBufferPool::kAlignment, bytes));
+std::uint8_t* AllocateZeroed(std::size_t bytes) {
+  auto* buffer = static_cast<std::uint8_t*>(std::aligned_alloc(ActivityBufferPool::kAlignment, bytes));
+  if (buffer != nullptr) std::memset(buffer, 0, bytes);
+  return buffer;
 }
 
 std::size_t RoundUpToAlignment(std::size_t bytes) {
@@ -29,7 +33,7 @@ std::uint8_t* ActivityBufferPool::Acquire(bool may_exceed_cap) {
   if (!free_.empty()) {
     std::uint8_t* buffer = free_.back();
     free_.pop_back();
-    ++in_use_;
+    lent_.insert(buffer);
     return buffer;
   }
   const bool beyond_cap = allocated_ >= max_buffers_;
@@ -37,32 +41,47 @@ std::uint8_t* ActivityBufferPool::Acquire(bool may_exceed_cap) {
     ++refused_;
     return nullptr;
   }
-  std::uint8_t* buffer = Allocate(buffer_bytes_);
+  std::uint8_t* buffer = AllocateZeroed(buffer_bytes_);
   if (buffer == nullptr) {
     ++refused_;
     return nullptr;
   }
   ++allocated_;
-  ++in_use_;
+  lent_.insert(buffer);
   if (beyond_cap) ++over_cap_;
   return buffer;
 }
 
-void ActivityBufferPool::Release(std::uint8_t* buffer) {
-  if (buffer == nullptr) return;
-  std::lock_guard<std::mutex> lock(mutex_);
-  --in_use_;
-  if (allocated_ > max_buffers_) {  // a buffer lent beyond the cap: the pool shrinks back
-    --allocated_;
-    std::free(buffer);
-    return;
+bool ActivityBufferPool::Release(std::uint8_t* buffer, std::size_t used_bytes) {
+  if (buffer == nullptr) return true;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (lent_.erase(buffer) == 0) {
+      ++foreign_;
+      return false;
+    }
+    if (allocated_ > max_buffers_) {  // a buffer lent beyond the cap: the pool shrinks back
+      --allocated_;
+      std::free(buffer);
+      return true;
+    }
   }
+  std::memset(buffer, 0, std::min(used_bytes, buffer_bytes_));  // outside the lock: no one else has it
+  std::lock_guard<std::mutex> lock(mutex_);
   free_.push_back(buffer);
+  return true;
+}
+
+void ActivityBufferPool::FreeIdle() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (std::uint8_t* buffer : free_) std::free(buffer);
+  allocated_ -= free_.size();
+  free_.clear();
 }
 
 std::size_t ActivityBufferPool::in_use() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return in_use_;
+  return lent_.size();
 }
 
 std::uint64_t ActivityBufferPool::refused() const {
@@ -73,6 +92,11 @@ std::uint64_t ActivityBufferPool::refused() const {
 std::uint64_t ActivityBufferPool::over_cap() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return over_cap_;
+}
+
+std::uint64_t ActivityBufferPool::foreign() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return foreign_;
 }
 
 std::size_t ActivityBufferPool::allocated() const {

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "core/name_table.h"
+#include "smprof/annotate.h"
 
 namespace smprof::internal {
 
@@ -167,9 +168,28 @@ void ActivityDecoder::Decode(std::uint8_t* buffer, std::size_t valid_size, GpuBa
 }
 
 bool ActivityDecoder::ValidSpan(std::uint64_t start, std::uint64_t end) {
-  if (start != 0 && end >= start) return true;
-  ++stats_.invalid_timestamps;
+  if (start == 0 || end == 0) {
+    ++stats_.incomplete;
+    return false;
+  }
+  if (end < start) {
+    ++stats_.invalid_timestamps;
+    return false;
+  }
+  return OnSessionClock(Time(start), Time(end));
+}
+
+bool ActivityDecoder::OnSessionClock(std::int64_t start_ns, std::int64_t end_ns) {
+  if (options_.earliest_ns == 0) return true;
+  if (start_ns >= options_.earliest_ns && end_ns <= NowNs() + options_.future_slack_ns) return true;
+  ++stats_.foreign_timebase;
   return false;
+}
+
+void ActivityDecoder::LearnContext(std::uint32_t context, std::uint32_t device) {
+  if (context_devices_.size() < options_.max_contexts || context_devices_.count(context) != 0) {
+    context_devices_[context] = device;
+  }
 }
 
 NameId ActivityDecoder::Intern(const char* text) { return NameTable::Get().Intern(text != nullptr ? text : ""); }
@@ -232,6 +252,7 @@ void ActivityDecoder::DecodeRecord(const CUpti_Activity* record, GpuBatch* batch
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
       const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
       if (!ValidSpan(k->start, k->end)) return;
+      LearnContext(k->contextId, k->deviceId);
       const KernelInfo& info = Kernel(k->name);
       GpuActivityRecord& r = AddOnStream(*k, Time(k->start), Time(k->end), kGpuKernel, info.name, batch);
       r.kernel_class = static_cast<std::uint32_t>(info.kernel_class);
@@ -249,6 +270,7 @@ void ActivityDecoder::DecodeRecord(const CUpti_Activity* record, GpuBatch* batch
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
       const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
       if (!ValidSpan(m->start, m->end)) return;
+      LearnContext(m->contextId, m->deviceId);
       const std::uint32_t copy_kind = m->copyKind < memcpy_names_.size() ? m->copyKind : 0;
       GpuActivityRecord& r = AddOnStream(*m, Time(m->start), Time(m->end), kGpuMemcpy, memcpy_names_[copy_kind], batch);
       r.bytes = m->bytes;
@@ -258,6 +280,7 @@ void ActivityDecoder::DecodeRecord(const CUpti_Activity* record, GpuBatch* batch
     case CUPTI_ACTIVITY_KIND_MEMCPY2: {
       const auto* m = reinterpret_cast<const CUpti_ActivityMemcpyPtoP4*>(record);
       if (!ValidSpan(m->start, m->end)) return;
+      LearnContext(m->contextId, m->deviceId);
       GpuActivityRecord& r = AddOnStream(*m, Time(m->start), Time(m->end), kGpuMemcpy, memcpy_names_[kCopyPtoP], batch);
       r.bytes = m->bytes;
       r.copy_kind = kCopyPtoP;
@@ -268,6 +291,7 @@ void ActivityDecoder::DecodeRecord(const CUpti_Activity* record, GpuBatch* batch
     case CUPTI_ACTIVITY_KIND_MEMSET: {
       const auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(record);
       if (!ValidSpan(m->start, m->end)) return;
+      LearnContext(m->contextId, m->deviceId);
       GpuActivityRecord& r = AddOnStream(*m, Time(m->start), Time(m->end), kGpuMemset, memset_name_, batch);
       r.bytes = m->bytes;
       return;
@@ -345,7 +369,7 @@ void ActivityDecoder::DecodeRecord(const CUpti_Activity* record, GpuBatch* batch
     }
     case CUPTI_ACTIVITY_KIND_CONTEXT: {
       const auto* c = reinterpret_cast<const CUpti_ActivityContext3*>(record);
-      if (context_devices_.size() < options_.max_contexts) context_devices_[c->contextId] = c->deviceId;
+      LearnContext(c->contextId, c->deviceId);
       GpuContextInfo& r = batch->contexts.emplace_back();
       r.id = c->contextId;
       r.device = c->deviceId;
@@ -359,8 +383,8 @@ void ActivityDecoder::DecodeRecord(const CUpti_Activity* record, GpuBatch* batch
 
 void ActivityDecoder::DecodeMarker(const CUpti_ActivityMarker2* m, GpuBatch* batch) {
   const std::uint32_t tid = m->objectKind == CUPTI_ACTIVITY_OBJECT_THREAD ? m->objectId.pt.threadId : 0;
-  if (m->timestamp == 0) {
-    ++stats_.invalid_timestamps;
+  if (m->timestamp == 0 || !OnSessionClock(Time(m->timestamp), Time(m->timestamp))) {
+    if (m->timestamp == 0) ++stats_.incomplete;
     if (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_END) open_markers_.erase(m->id);
     return;
   }

@@ -15,8 +15,14 @@
 // caches and the open NVTX ranges are shared state).
 //
 // Records that cannot be trusted are counted and dropped, never dereferenced
-// blindly: zero timestamps, end < start, unknown kinds. A marker end whose
+// blindly: zero timestamps (work unfinished when the buffer was flushed), end
+// < start, timestamps on another clock, unknown kinds. A marker end whose
 // start was never seen is dropped and counted; open markers are bounded.
+//
+// Every kernel, copy and set names its context and device: the decoder
+// learns context -> device from them too, so synchronization rows get their
+// device even when CUPTI sent no CONTEXT record (a session started after the
+// context was created).
 #pragma once
 
 #include <cupti_activity.h>
@@ -62,8 +68,12 @@ struct ActivityDecoderStats {
   // Records read, by CUpti_ActivityKind (kinds past the array are counted
   // in records_by_kind's last slot).
   std::array<std::uint64_t, 64> records_by_kind{};
-  std::uint64_t unknown_kind = 0;          // read but not decoded (skipped)
-  std::uint64_t invalid_timestamps = 0;    // 0 start/end or end < start: dropped
+  std::uint64_t unknown_kind = 0;        // read but not decoded (skipped)
+  std::uint64_t incomplete = 0;          // start or end 0 (unfinished): dropped
+  std::uint64_t invalid_timestamps = 0;  // end < start: dropped
+  // Outside [earliest_ns, now + future_slack_ns]: stamped by another clock
+  // (another CUPTI client's timestamp callback, TSC ticks): dropped.
+  std::uint64_t foreign_timebase = 0;
   std::uint64_t marker_overflow = 0;       // starts dropped: too many open ranges
   std::uint64_t marker_unmatched_end = 0;  // ends whose start was never seen
   // The iterator stopped on a record it cannot walk past (an unknown kind);
@@ -81,6 +91,10 @@ class ActivityDecoder {
     // Added to every CUPTI timestamp to put it on the session's timebase
     // (0 when the timestamp callback already gives CLOCK_MONOTONIC).
     std::int64_t timestamp_offset_ns = 0;
+    // Records are expected on the session's clock, between earliest_ns and
+    // the moment of decoding (plus future_slack_ns); 0 disables the check.
+    std::int64_t earliest_ns = 0;
+    std::int64_t future_slack_ns = std::int64_t{10'000'000'000};
     // NVTX ranges open at once (across threads) before starts are dropped.
     std::size_t max_open_markers = 1 << 16;
     // Contexts remembered to give synchronization records their device.
@@ -112,6 +126,8 @@ class ActivityDecoder {
   NameId ApiName(CUpti_CallbackDomain domain, std::uint32_t cbid);
   NameId Intern(const char* text);
   bool ValidSpan(std::uint64_t start, std::uint64_t end);
+  bool OnSessionClock(std::int64_t start_ns, std::int64_t end_ns);
+  void LearnContext(std::uint32_t context, std::uint32_t device);
   std::int64_t Time(std::uint64_t cupti_ns) const {
     return static_cast<std::int64_t>(cupti_ns) + options_.timestamp_offset_ns;
   }

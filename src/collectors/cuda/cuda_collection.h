@@ -25,9 +25,29 @@ struct CudaCollectionStatus {
   std::string missing_kinds;  // optional activity kinds CUPTI refused, and why
 };
 
+// What the collector dropped, waited for and noticed (trace.proto's
+// GpuCollectionReport, field for field).
+struct GpuCollectionLosses {
+  std::uint64_t incomplete_records = 0;
+  std::uint64_t invalid_records = 0;
+  std::uint64_t unknown_kind_records = 0;
+  std::uint64_t unreadable_buffers = 0;
+  std::uint64_t truncated_buffers = 0;
+  std::uint64_t foreign_timebase_records = 0;
+  std::uint64_t marker_overflow = 0;
+  std::uint64_t marker_unmatched_end = 0;
+  std::uint64_t buffers_not_returned = 0;
+  std::uint64_t foreign_buffers = 0;
+  std::uint32_t contexts_synchronized = 0;
+  std::string synchronize_failure;
+  std::string foreign_client;
+};
+
 struct CudaCollectionTotals {
+  bool collected = false;             // a collection was active and stopped
   std::uint64_t cupti_dropped = 0;    // records CUPTI reports lost
   std::uint64_t buffers_refused = 0;  // CUPTI buffer requests the full pool refused
+  GpuCollectionLosses losses;
 };
 
 // The bound of a session's GpuRecordBuffer (records), from CudaBufferMB.
@@ -38,10 +58,16 @@ std::size_t GpuRecordLimit(const ResolvedConfig& config);
 CudaCollectionStatus StartCudaCollection(const ResolvedConfig& config, GpuRecordBuffer* sink);
 
 // Flushes the last records into the sink and stops; zeros when not active.
-CudaCollectionTotals StopCudaCollection();
+// `at_exit`: never wait for the GPU (a stuck kernel would hang the exit).
+CudaCollectionTotals StopCudaCollection(bool at_exit = false);
 
 // In a forked child (pthread_atfork): forget the parent's collection without
 // any CUPTI call.
 void AbandonCudaCollectionInChild();
+
+// Tests: sessions started from now on use `api` (tests/cpp/fake_cupti.h)
+// instead of loading libcupti; nullptr goes back to libcupti.
+struct CuptiApi;
+void UseCuptiApiForTesting(const CuptiApi* api);
 
 }  // namespace smprof::internal

@@ -14,8 +14,10 @@ CudaCollectionStatus StartCudaCollection(const ResolvedConfig& config, GpuRecord
   return status;
 }
 
-CudaCollectionTotals StopCudaCollection() { return {}; }
+CudaCollectionTotals StopCudaCollection(bool) { return {}; }
 
 void AbandonCudaCollectionInChild() {}
+
+void UseCuptiApiForTesting(const CuptiApi*) {}
 
 }  // namespace smprof::internal

@@ -1,15 +1,19 @@
 #include "collectors/cuda/cupti_collector.h"
 
+#include <cupti_driver_cbid.h>
+#include <cupti_runtime_cbid.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <vector>
 
 #include "collectors/cuda/activity_buffer_pool.h"
 #include "collectors/cuda/activity_decoder.h"
+#include "collectors/cuda/context_sync.h"
 #include "core/annotation_correlation.h"
 #include "core/clock_anchor.h"
 
@@ -43,6 +47,27 @@ constexpr ActivityKindName kOptionalKinds[] = {
     {CUPTI_ACTIVITY_KIND_CONTEXT, "CONTEXT"},
 };
 
+// Emitted when a device or context is created: a session started after
+// model.cuda() gets them only with cuptiActivityEnableAndDump.
+bool DumpsExisting(CUpti_ActivityKind kind) {
+  return kind == CUPTI_ACTIVITY_KIND_DEVICE || kind == CUPTI_ACTIVITY_KIND_CONTEXT;
+}
+
+// Calls PyTorch makes around every launch that say nothing about the GPU's
+// work; not recorded where CUPTI allows per-call control (12.6+).
+constexpr CUpti_CallbackId kQuietRuntimeCalls[] = {
+    CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020,          CUPTI_RUNTIME_TRACE_CBID_cudaSetDevice_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGetLastError_v3020,       CUPTI_RUNTIME_TRACE_CBID_cudaPeekAtLastError_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamIsCapturing_v10000, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceGetAttribute_v5000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGetDeviceCount_v3020,
+};
+constexpr CUpti_CallbackId kQuietDriverCalls[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent,
+    CUPTI_DRIVER_TRACE_CBID_cuCtxSetCurrent,
+    CUPTI_DRIVER_TRACE_CBID_cuCtxGetDevice,
+    CUPTI_DRIVER_TRACE_CBID_cuDeviceGetAttribute,
+};
+
 using PushFn = CUptiResult (*)(CUpti_ExternalCorrelationKind, std::uint64_t);
 using PopFn = CUptiResult (*)(CUpti_ExternalCorrelationKind, std::uint64_t*);
 
@@ -56,12 +81,21 @@ struct Collector {
   pid_t initialised_pid = 0;  // the process that first subscribed
   bool timestamp_callback_tried = false;
   bool monotonic_timestamps = false;  // the callback was accepted
+  std::string nvtx_value;             // what we set NVTX_INJECTION64_PATH to, "" if not ours
+  CuptiCollectorOptions options;
   std::uint64_t refused_at_start = 0;
+  std::uint64_t foreign_at_start = 0;
 
-  // Shared with CUPTI's callbacks, under `deliver`.
+  // Buffer requests: the pool, under `deliver`. A pool is never deleted
+  // (a late or foreign buffer may still come back to it); a resized one is
+  // emptied of idle buffers and left.
   std::mutex deliver;
-  ActivityBufferPool* pool = nullptr;  // kept across sessions (late buffers return to it)
+  ActivityBufferPool* pool = nullptr;
   bool may_exceed_cap = false;
+  // Buffer completions decode under a shared lock of `connection`, so they
+  // run concurrently and never hold up a request; Connect/Disconnect take it
+  // exclusively (the sink dies after the stop).
+  std::shared_mutex connection;
   GpuRecordBuffer* sink = nullptr;
   std::unique_ptr<ActivityDecoder> decoder;
 
@@ -104,6 +138,10 @@ std::uint64_t CUPTIAPI MonotonicTimestamp() { return static_cast<std::uint64_t>(
 // enabled, so this is never called.
 void CUPTIAPI IgnoreCallback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}
 
+// Records stamped this long before the session started are on another
+// clock (kinds are enabled at start; GPU work queued before runs after).
+constexpr std::int64_t kEarliestRecordBeforeStartNs = std::int64_t{10'000'000'000};
+
 std::string Explain(const CuptiApi& api, const std::string& call, CUptiResult result) {
   const std::string error = CuptiErrorText(api, result);
   switch (result) {
@@ -133,7 +171,7 @@ void DisableEnabled(Collector& c) {
 
 // Gives the callbacks their pool, decoder and sink for this session.
 void Connect(Collector& c, const CuptiCollectorOptions& options, GpuRecordBuffer* sink, std::uint32_t version,
-             std::int64_t timestamp_offset_ns) {
+             std::int64_t timestamp_offset_ns, std::int64_t session_start_ns) {
   const CuptiApi* api = c.api;
   ActivityDecoder::Options decoder_options;
   decoder_options.next_record = api->ActivityGetNextRecord;
@@ -142,26 +180,36 @@ void Connect(Collector& c, const CuptiCollectorOptions& options, GpuRecordBuffer
     return api->GetCallbackName(domain, cbid, &name) == CUPTI_SUCCESS ? name : nullptr;
   };
   decoder_options.timestamp_offset_ns = timestamp_offset_ns;
+  decoder_options.earliest_ns = session_start_ns - kEarliestRecordBeforeStartNs;
   auto decoder = std::make_unique<ActivityDecoder>(std::move(decoder_options));
 
-  std::lock_guard<std::mutex> lock(c.deliver);
-  const bool resize = c.pool == nullptr || c.pool->buffer_bytes() < options.buffer_bytes ||
-                      c.pool->max_buffers() != options.max_buffers;
-  if (resize && (c.pool == nullptr || c.pool->in_use() == 0)) {  // else late buffers still belong to it
-    delete c.pool;
-    c.pool = new ActivityBufferPool(options.buffer_bytes, options.max_buffers);
+  {
+    std::lock_guard<std::mutex> lock(c.deliver);
+    const bool resize = c.pool == nullptr || c.pool->buffer_bytes() < options.buffer_bytes ||
+                        c.pool->max_buffers() != options.max_buffers;
+    if (resize && (c.pool == nullptr || c.pool->in_use() == 0)) {  // else late buffers still belong to it
+      if (c.pool != nullptr) c.pool->FreeIdle();
+      c.pool = new ActivityBufferPool(options.buffer_bytes, options.max_buffers);
+    }
+    c.may_exceed_cap = version < kFirstCuptiAcceptingNullBuffers;
+    c.refused_at_start = c.pool->refused();
+    c.foreign_at_start = c.pool->foreign();
   }
-  c.may_exceed_cap = version < kFirstCuptiAcceptingNullBuffers;
-  c.refused_at_start = c.pool->refused();
+  std::unique_lock<std::shared_mutex> lock(c.connection);
   c.sink = sink;
   c.decoder = std::move(decoder);
   c.callback_api.store(api, std::memory_order_release);
 }
 
 void Disconnect(Collector& c) {
-  std::lock_guard<std::mutex> lock(c.deliver);
+  std::unique_lock<std::shared_mutex> lock(c.connection);
   c.sink = nullptr;
   c.decoder.reset();
+}
+
+ActivityBufferPool* CurrentPool(Collector& c) {
+  std::lock_guard<std::mutex> lock(c.deliver);
+  return c.pool;
 }
 
 std::uint64_t ReadCuptiDropped(const CuptiApi& api) {
@@ -171,11 +219,62 @@ std::uint64_t ReadCuptiDropped(const CuptiApi& api) {
 }
 
 // Lets NVTX (initialised lazily, at the application's first NVTX call) load
-// libcupti as its injection library. An existing value is left alone: it is
-// the user's, or another tool's.
-void InjectNvtx(const CuptiApi& api) {
-  if (api.cupti_path.empty() || std::getenv("NVTX_INJECTION64_PATH") != nullptr) return;
-  setenv("NVTX_INJECTION64_PATH", api.cupti_path.c_str(), 0);
+// libcupti as its injection library. Set once per session, and only when
+// unset: an existing value is the user's, or another tool's.
+void InjectNvtx(Collector& c) {
+  if (c.api->cupti_path.empty() || std::getenv("NVTX_INJECTION64_PATH") != nullptr) return;
+  c.nvtx_value = c.api->cupti_path;
+  setenv("NVTX_INJECTION64_PATH", c.nvtx_value.c_str(), 0);
+}
+
+// Takes our value back out of the environment (at stop, and in a forked
+// child), so processes started later do not load libcupti; a value someone
+// else set since is theirs.
+void WithdrawNvtx(Collector& c) {
+  if (c.nvtx_value.empty()) return;
+  const char* value = std::getenv("NVTX_INJECTION64_PATH");
+  if (value != nullptr && c.nvtx_value == value) unsetenv("NVTX_INJECTION64_PATH");
+  c.nvtx_value.clear();
+}
+
+// Where CUPTI allows it (12.6+), the calls in kQuiet*Calls are not recorded.
+void QuietNoisyCalls(const CuptiApi& api) {
+  if (api.ActivityEnableRuntimeApi != nullptr) {
+    for (CUpti_CallbackId cbid : kQuietRuntimeCalls) api.ActivityEnableRuntimeApi(cbid, 0);
+  }
+  if (api.ActivityEnableDriverApi != nullptr) {
+    for (CUpti_CallbackId cbid : kQuietDriverCalls) api.ActivityEnableDriverApi(cbid, 0);
+  }
+}
+
+// Our buffers come zeroed (ActivityBufferPool), so CUPTI need not zero them
+// on the application's thread.
+void AnnounceZeroedBuffers(const CuptiApi& api) {
+  if (api.ActivitySetAttribute == nullptr) return;
+  std::uint8_t zeroed = 1;
+  std::size_t size = sizeof(zeroed);
+  api.ActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &size, &zeroed);
+}
+
+CUptiResult EnableKind(const CuptiApi& api, CUpti_ActivityKind kind) {
+  if (DumpsExisting(kind) && api.ActivityEnableAndDump != nullptr) return api.ActivityEnableAndDump(kind);
+  return api.ActivityEnable(kind);
+}
+
+// What suggests another CUPTI client, from what the session saw.
+std::string ForeignClientEvidence(const CuptiStopResult& r) {
+  std::string evidence;
+  auto add = [&evidence](const std::string& text) { evidence += (evidence.empty() ? "" : "; ") + text; };
+  if (r.buffers_not_returned > 0) {
+    add(std::to_string(r.buffers_not_returned) +
+        " CUPTI buffers never came back: another client registered its own buffer callbacks");
+  }
+  if (r.foreign_buffers > 0) add(std::to_string(r.foreign_buffers) + " buffers of another client came back to smprof");
+  if (r.decoder.foreign_timebase > 0) {
+    add(std::to_string(r.decoder.foreign_timebase) +
+        " records were stamped on another clock: another client registered its own timestamp callback");
+  }
+  return evidence;
 }
 
 }  // namespace
@@ -207,6 +306,13 @@ CuptiStartResult StartCuptiCollection(const CuptiApi* api, const CuptiCollectorO
     r.driver_version = static_cast<std::uint32_t>(driver_version);
   }
 
+  // Registering twice corrupts timestamps, and it must come before CUPTI
+  // initialises its activity tracing (the subscribe, the first kind): once,
+  // at the process's first collection, before anything else.
+  if (!c.timestamp_callback_tried) {
+    c.timestamp_callback_tried = true;
+    c.monotonic_timestamps = api->ActivityRegisterTimestampCallback(MonotonicTimestamp) == CUPTI_SUCCESS;
+  }
   CUpti_SubscriberHandle subscriber = nullptr;
   if (CUptiResult res = api->Subscribe(&subscriber, IgnoreCallback, nullptr); res != CUPTI_SUCCESS) {
     r.reason = Explain(*api, "cuptiSubscribe", res);
@@ -215,12 +321,7 @@ CuptiStartResult StartCuptiCollection(const CuptiApi* api, const CuptiCollectorO
   c.api = api;
   c.subscriber = subscriber;
   c.initialised_pid = getpid();
-  // Registering twice corrupts timestamps, and must happen before any kind
-  // is enabled: once, at the process's first collection.
-  if (!c.timestamp_callback_tried) {
-    c.timestamp_callback_tried = true;
-    c.monotonic_timestamps = api->ActivityRegisterTimestampCallback(MonotonicTimestamp) == CUPTI_SUCCESS;
-  }
+  c.options = options;
   std::int64_t offset_ns = 0;
   if (c.monotonic_timestamps) {
     r.timebase = "cupti timestamp callback: CLOCK_MONOTONIC";
@@ -238,12 +339,13 @@ CuptiStartResult StartCuptiCollection(const CuptiApi* api, const CuptiCollectorO
     c.subscriber = nullptr;
     return r;
   };
-  Connect(c, options, sink, r.cupti_version, offset_ns);
+  Connect(c, options, sink, r.cupti_version, offset_ns, NowNs());
   // CUPTI's default thread id is pthread_self(); the kernel's thread id is
   // what annotations, perf and /proc use, so API and marker rows join them.
   if (CUptiResult res = api->SetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM); res != CUPTI_SUCCESS) {
     return fail("cuptiSetThreadIdType(SYSTEM)", res);
   }
+  AnnounceZeroedBuffers(*api);
   if (CUptiResult res = api->ActivityRegisterCallbacks(CuptiBufferRequested, CuptiBufferCompleted);
       res != CUPTI_SUCCESS) {
     return fail("cuptiActivityRegisterCallbacks", res);
@@ -254,14 +356,18 @@ CuptiStartResult StartCuptiCollection(const CuptiApi* api, const CuptiCollectorO
     }
     c.enabled.push_back(k.kind);
   }
+  QuietNoisyCalls(*api);
   for (const ActivityKindName& k : kOptionalKinds) {
-    if (CUptiResult res = api->ActivityEnable(k.kind); res != CUPTI_SUCCESS) {
+    if (CUptiResult res = EnableKind(*api, k.kind); res != CUPTI_SUCCESS) {
       r.missing_kinds += (r.missing_kinds.empty() ? "" : ", ") + std::string(k.name) + ": " + CuptiErrorText(*api, res);
       continue;
     }
     c.enabled.push_back(k.kind);
   }
-  if (options.inject_nvtx) InjectNvtx(*api);
+  if (options.flush_period_ms > 0 && api->ActivityFlushPeriod != nullptr) {
+    api->ActivityFlushPeriod(options.flush_period_ms);
+  }
+  if (options.inject_nvtx) InjectNvtx(c);
   ReadCuptiDropped(*api);  // reading resets CUPTI's count: earlier losses are not this session's
   c.cupti_dropped.store(0, std::memory_order_relaxed);
   c.completed.store(0, std::memory_order_relaxed);
@@ -275,24 +381,37 @@ CuptiStartResult StartCuptiCollection(const CuptiApi* api, const CuptiCollectorO
   return r;
 }
 
-CuptiStopResult StopCuptiCollection() {
+CuptiStopResult StopCuptiCollection(bool may_synchronize) {
   CuptiStopResult result;
   Collector* collector = g_collector.load(std::memory_order_acquire);
   if (collector == nullptr || !collector->active) return result;
   Collector& c = *collector;
   g_correlation_push.store(nullptr, std::memory_order_relaxed);  // open scopes still pop
+  if (c.options.synchronize_at_stop && may_synchronize) {
+    // While the kinds are enabled: the queued work's records must complete.
+    const ContextSyncResult synced = SynchronizeActiveContexts(*c.api);
+    result.contexts_synchronized = synced.synchronized;
+    result.synchronize_failure = synced.failure;
+  }
   DisableEnabled(c);
   c.api->ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);  // completes every buffer, partial ones too
   c.cupti_dropped.fetch_add(ReadCuptiDropped(*c.api), std::memory_order_relaxed);
+  if (c.options.flush_period_ms > 0 && c.api->ActivityFlushPeriod != nullptr) c.api->ActivityFlushPeriod(0);
   c.api->Unsubscribe(c.subscriber);
   c.subscriber = nullptr;
+  WithdrawNvtx(c);
+  ActivityBufferPool* pool = CurrentPool(c);
+  result.buffers_refused = pool->refused() - c.refused_at_start;
+  result.foreign_buffers = pool->foreign() - c.foreign_at_start;
+  result.buffers_not_returned = pool->in_use();
   {
-    std::lock_guard<std::mutex> lock(c.deliver);
-    result.buffers_refused = c.pool->refused() - c.refused_at_start;
+    std::shared_lock<std::shared_mutex> lock(c.connection);
+    if (c.decoder) result.decoder = c.decoder->stats();
   }
   Disconnect(c);
   result.cupti_dropped = c.cupti_dropped.load(std::memory_order_relaxed);
   result.buffers_completed = c.completed.load(std::memory_order_relaxed);
+  result.foreign_client = ForeignClientEvidence(result);
   c.active = false;
   return result;
 }
@@ -312,6 +431,7 @@ void AbandonCuptiCollectionInChild() {
   // Its locks may have been held by threads that do not exist here: only
   // plain fields are touched.
   if (c->initialised_pid != 0) c->abandoned = true;
+  WithdrawNvtx(*c);
   c->active = false;
   c->subscriber = nullptr;
   c->enabled.clear();
@@ -333,18 +453,22 @@ void CUPTIAPI CuptiBufferRequested(std::uint8_t** buffer, std::size_t* size, std
 void CUPTIAPI CuptiBufferCompleted(CUcontext, std::uint32_t, std::uint8_t* buffer, std::size_t,
                                    std::size_t valid_size) {
   Collector& c = State();
-  // Outside our lock: CUPTI may take its own locks in here.
+  // Outside our locks: CUPTI may take its own locks in here.
   if (const CuptiApi* api = c.callback_api.load(std::memory_order_acquire)) {
     c.cupti_dropped.fetch_add(ReadCuptiDropped(*api), std::memory_order_relaxed);
   }
-  std::lock_guard<std::mutex> lock(c.deliver);
-  if (c.sink != nullptr && c.decoder != nullptr && buffer != nullptr && valid_size > 0) {
-    GpuBatch batch;
-    c.decoder->Decode(buffer, valid_size, &batch);
-    c.sink->Add(std::move(batch));
+  {
+    std::shared_lock<std::shared_mutex> lock(c.connection);
+    if (c.sink != nullptr && c.decoder != nullptr && buffer != nullptr && valid_size > 0) {
+      GpuBatch batch;
+      c.decoder->Decode(buffer, valid_size, &batch);
+      c.sink->Add(std::move(batch));
+    }
   }
   c.completed.fetch_add(1, std::memory_order_relaxed);
-  if (c.pool != nullptr) c.pool->Release(buffer);
+  // A buffer the pool did not lend (another client's) is counted there and
+  // left to its owner.
+  if (ActivityBufferPool* pool = CurrentPool(c)) pool->Release(buffer, valid_size);
 }
 
 }  // namespace smprof::internal

@@ -1,11 +1,15 @@
 // The CUPTI collector: one process-wide GPU activity collection, started and
 // stopped with the session (docs/GPU.md, "Collection").
 //
-// Start subscribes to CUPTI (claiming its only subscriber slot), registers
-// the timestamp callback once per process, the buffer callbacks, and enables
-// the activity kinds; completed buffers are decoded (ActivityDecoder) into
-// the session's GpuRecordBuffer. Stop disables the kinds, forces a flush,
-// reads CUPTI's drop count and unsubscribes, so a later session in the same
+// Start registers the timestamp callback (once per process, before anything
+// else), subscribes to CUPTI (claiming its only subscriber slot), registers
+// the buffer callbacks and enables the activity kinds (DEVICE and CONTEXT
+// with cuptiActivityEnableAndDump, so a session started after CUDA was
+// initialised still gets them); completed buffers are decoded
+// (ActivityDecoder) into the session's GpuRecordBuffer, outside the lock
+// buffer requests take. Stop waits for the queued GPU work (context_sync.h),
+// disables the kinds, forces a flush, reads CUPTI's drop count and the
+// decoder's counters, and unsubscribes, so a later session in the same
 // process can start again. Never cuptiFinalize; no CUPTI call from signal
 // handlers or static destructors.
 //
@@ -17,6 +21,7 @@
 #include <cstdint>
 #include <string>
 
+#include "collectors/cuda/activity_decoder.h"
 #include "collectors/cuda/cupti_library.h"
 #include "collectors/cuda/gpu_record_buffer.h"
 
@@ -28,6 +33,11 @@ struct CuptiCollectorOptions {
   // Set NVTX_INJECTION64_PATH to the loaded libcupti when it is unset, so
   // NVTX ranges the application emits later reach CUPTI.
   bool inject_nvtx = true;
+  // cuptiActivityFlushPeriod: CUPTI's worker completes full buffers at least
+  // this often, so a killed job keeps its GPU rows; 0 leaves CUPTI's default.
+  std::uint32_t flush_period_ms = 1000;
+  // Stop waits for the GPU work already queued (cuCtxSynchronize).
+  bool synchronize_at_stop = true;
 };
 
 struct CuptiStartResult {
@@ -43,14 +53,28 @@ struct CuptiStopResult {
   std::uint64_t cupti_dropped = 0;    // cuptiActivityGetNumDroppedRecords over the session
   std::uint64_t buffers_refused = 0;  // buffer requests the full pool refused
   std::uint64_t buffers_completed = 0;
+  // Buffers lent to CUPTI that did not come back by the forced flush at stop:
+  // another CUPTI client (Kineto) registered its own buffer callbacks.
+  std::uint64_t buffers_not_returned = 0;
+  // Buffers that came back to our callback but were not ours (another
+  // client's, after we registered ours over its): decoded, never reused.
+  std::uint64_t foreign_buffers = 0;
+  ActivityDecoderStats decoder;  // what the session's decoder dropped
+  std::uint32_t contexts_synchronized = 0;
+  std::string synchronize_failure;  // the first driver error while waiting, "" when none
+  // Why another CUPTI client is believed active in this process, "" when
+  // nothing suggests one.
+  std::string foreign_client;
 };
 
 // Starts collecting into `sink` through `api` (which outlives the process).
 // Every failure is soft: the result says why, nothing stays enabled.
 CuptiStartResult StartCuptiCollection(const CuptiApi* api, const CuptiCollectorOptions& options, GpuRecordBuffer* sink);
 
-// Flushes every buffer into the sink, then stops. No-op when not active.
-CuptiStopResult StopCuptiCollection();
+// Waits for queued GPU work (when the start's options and `may_synchronize`
+// allow: not at exit, where a stuck kernel would hang the process), flushes
+// every buffer into the sink, then stops. No-op when not active.
+CuptiStopResult StopCuptiCollection(bool may_synchronize = true);
 
 bool CuptiCollectionActive();
 

@@ -53,7 +53,28 @@ bool ResolveAll(void* handle, CuptiApi* api, std::string* error) {
   Resolve(handle, "cuptiActivityPushExternalCorrelationId", &api->ActivityPushExternalCorrelationId, &missing);
   Resolve(handle, "cuptiActivityPopExternalCorrelationId", &api->ActivityPopExternalCorrelationId, &missing);
   if (!missing.empty()) *error = "libcupti lacks " + missing + "; smprof needs CUPTI from CUDA 12 or later";
+  std::string optional;  // a library without these works, with less
+  Resolve(handle, "cuptiActivityEnableAndDump", &api->ActivityEnableAndDump, &optional);
+  Resolve(handle, "cuptiActivityFlushPeriod", &api->ActivityFlushPeriod, &optional);
+  Resolve(handle, "cuptiActivitySetAttribute", &api->ActivitySetAttribute, &optional);
+  Resolve(handle, "cuptiActivityEnableRuntimeApi", &api->ActivityEnableRuntimeApi, &optional);
+  Resolve(handle, "cuptiActivityEnableDriverApi", &api->ActivityEnableDriverApi, &optional);
   return missing.empty();
+}
+
+// The driver's entry points, by the names cuda.h's macros select (_v2).
+void ResolveDriver(void* driver, CuptiApi* api) {
+  std::string absent;  // each is checked for null where it is used
+  Resolve(driver, "cuDriverGetVersion", &api->DriverGetVersion, &absent);
+  Resolve(driver, "cuDeviceGetCount", &api->DeviceGetCount, &absent);
+  Resolve(driver, "cuDeviceGet", &api->DeviceGet, &absent);
+  Resolve(driver, "cuDevicePrimaryCtxGetState", &api->DevicePrimaryCtxGetState, &absent);
+  Resolve(driver, "cuDevicePrimaryCtxRetain", &api->DevicePrimaryCtxRetain, &absent);
+  Resolve(driver, "cuDevicePrimaryCtxRelease_v2", &api->DevicePrimaryCtxRelease, &absent);
+  Resolve(driver, "cuCtxGetCurrent", &api->CtxGetCurrent, &absent);
+  Resolve(driver, "cuCtxPushCurrent_v2", &api->CtxPushCurrent, &absent);
+  Resolve(driver, "cuCtxPopCurrent_v2", &api->CtxPopCurrent, &absent);
+  Resolve(driver, "cuCtxSynchronize", &api->CtxSynchronize, &absent);
 }
 
 std::string LoadedPath(void* symbol) {
@@ -86,9 +107,7 @@ const CuptiApi* LoadProductionCupti(std::string* error) {
     auto* api = new CuptiApi();
     if (handle != nullptr && ResolveAll(handle, api, &load_error)) {
       api->cupti_path = LoadedPath(reinterpret_cast<void*>(api->GetVersion));
-      if (void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL)) {
-        api->DriverGetVersion = reinterpret_cast<CUresult (*)(int*)>(dlsym(driver, "cuDriverGetVersion"));
-      }
+      if (void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL)) ResolveDriver(driver, api);
       loaded = api;
     } else {
       delete api;

@@ -46,8 +46,26 @@ struct CuptiApi {
   CUptiResult (*ActivityPushExternalCorrelationId)(CUpti_ExternalCorrelationKind kind, std::uint64_t id) = nullptr;
   CUptiResult (*ActivityPopExternalCorrelationId)(CUpti_ExternalCorrelationKind kind, std::uint64_t* last) = nullptr;
 
+  // Newer CUPTI only; null where the loaded library lacks them.
+  CUptiResult (*ActivityEnableAndDump)(CUpti_ActivityKind kind) = nullptr;  // 11.0+
+  CUptiResult (*ActivityFlushPeriod)(std::uint32_t period_ms) = nullptr;    // 11.0+
+  CUptiResult (*ActivitySetAttribute)(CUpti_ActivityAttribute attr, std::size_t* size, void* value) = nullptr;
+  CUptiResult (*ActivityEnableRuntimeApi)(CUpti_CallbackId cbid, std::uint8_t enable) = nullptr;  // 12.6+
+  CUptiResult (*ActivityEnableDriverApi)(CUpti_CallbackId cbid, std::uint8_t enable) = nullptr;   // 12.6+
+
   // libcuda.so.1's cuDriverGetVersion; null when no CUDA driver is installed.
   CUresult (*DriverGetVersion)(int* version) = nullptr;
+  // The driver entry points stop uses to wait for queued GPU work
+  // (context_sync.h); null without a driver.
+  CUresult (*DeviceGetCount)(int* count) = nullptr;
+  CUresult (*DeviceGet)(CUdevice* device, int ordinal) = nullptr;
+  CUresult (*DevicePrimaryCtxGetState)(CUdevice device, unsigned int* flags, int* active) = nullptr;
+  CUresult (*DevicePrimaryCtxRetain)(CUcontext* context, CUdevice device) = nullptr;
+  CUresult (*DevicePrimaryCtxRelease)(CUdevice device) = nullptr;
+  CUresult (*CtxGetCurrent)(CUcontext* context) = nullptr;
+  CUresult (*CtxPushCurrent)(CUcontext context) = nullptr;
+  CUresult (*CtxPopCurrent)(CUcontext* context) = nullptr;
+  CUresult (*CtxSynchronize)() = nullptr;
 
   std::string cupti_path;  // the file libcupti was loaded from (NVTX injection)
 };

@@ -1,0 +1,67 @@
+"""GPU time per annotation when kernels are launched by threads with no open annotation:
+PyTorch's autograd threads launch the backward pass while ``Backward`` is open on the main
+thread. Such work goes to the innermost annotation open in the process at its launch,
+marked inferred; what no annotation covered is the summary's unattributed share
+(docs/ANALYSIS.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import synthetic_trace as st
+from smppy import analysis
+
+MS = 1_000_000
+T0 = 1_000_000_000
+MAIN, AUTOGRAD = 10, 20
+
+
+def training_step_trace(root: Path) -> None:
+    frame = st.pb().Frame(sequence=0)
+    frame.strings.append("")
+    st.add_annotations(
+        frame,
+        [
+            (T0, 100 * MS, "step", MAIN, 0),
+            (T0 + 5 * MS, 35 * MS, "forward", MAIN, 1),
+            (T0 + 50 * MS, 45 * MS, "Backward", MAIN, 1),
+        ],
+    )
+    st.add_api_calls(
+        frame,
+        [
+            (T0 + 10 * MS, 20_000, "cudaLaunchKernel", MAIN, 1),  # under forward, on its thread
+            (T0 + 60 * MS, 20_000, "cudaLaunchKernel", AUTOGRAD, 2),  # the backward pass
+            (T0 + 70 * MS, 20_000, "cudaLaunchKernel", AUTOGRAD, 3),
+            (T0 + 120 * MS, 20_000, "cudaLaunchKernel", AUTOGRAD, 4),  # after the step: no annotation open
+        ],
+    )
+    st.add_external_correlations(frame, [(1, 7, 5, "forward")])
+    st.add_gpu_activities(
+        frame,
+        [
+            {"start": T0 + 12 * MS, "dur": 5 * MS, "name": "gemm_fwd", "correlation_id": 1},
+            {"start": T0 + 62 * MS, "dur": 4 * MS, "name": "gemm_dgrad", "correlation_id": 2},
+            {"start": T0 + 72 * MS, "dur": 6 * MS, "name": "gemm_wgrad", "correlation_id": 3},
+            {"start": T0 + 121 * MS, "dur": 1 * MS, "name": "stray", "correlation_id": 4},
+        ],
+    )
+    footer = st.pb().Footer()
+    footer.stop.monotonic_ns = T0 + 200 * MS
+    st.write_trace(root / "rank0.smprof", st.header(monotonic_ns=T0, pid=5), [frame], footer)
+
+
+def test_backward_gets_the_kernels_its_autograd_thread_launched(tmp_path: Path) -> None:
+    training_step_trace(tmp_path)
+    gpu = analysis.summarize(tmp_path)["gpu"]
+    per_annotation = {
+        a["name"]: (a["gpu_time_ns"], a["activities"], a["inferred_gpu_time_ns"], a["inferred_activities"])
+        for a in gpu["per_annotation"]
+    }
+    assert per_annotation == {"Backward": (10 * MS, 2, 10 * MS, 2), "forward": (5 * MS, 1, 0, 0)}
+    attribution = gpu["attribution"]
+    assert attribution["attributed_time_ns"] == 15 * MS
+    assert attribution["inferred_time_ns"] == 10 * MS
+    assert attribution["unattributed_time_ns"] == 1 * MS
+    assert attribution["unattributed_share"] == pytest.approx(1 / 16)
