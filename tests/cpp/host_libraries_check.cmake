@@ -1,0 +1,32 @@
+# Runs host_libraries_consumer under LD_DEBUG=bindings and fails if libsmprof
+# bound any symbol to the host's libprotobuf-lite or libzstd.
+#   cmake -DCONSUMER=... -DWORK_DIR=... -P host_libraries_check.cmake
+file(REMOVE_RECURSE ${WORK_DIR})
+file(MAKE_DIRECTORY ${WORK_DIR})
+execute_process(COMMAND ${CMAKE_COMMAND} -E env LD_DEBUG=bindings LD_DEBUG_OUTPUT=${WORK_DIR}/bindings
+                        ${CONSUMER} ${WORK_DIR}/trace.smprof
+                RESULT_VARIABLE result)
+if(NOT result EQUAL 0)
+  message(FATAL_ERROR "host_libraries_consumer failed (${result})")
+endif()
+file(GLOB logs ${WORK_DIR}/bindings.*)
+if(NOT logs)
+  message(FATAL_ERROR "LD_DEBUG wrote no bindings log in ${WORK_DIR}")
+endif()
+set(crossings "")
+set(smprof_bindings 0)
+foreach(log IN LISTS logs)
+  file(STRINGS ${log} lines REGEX "binding file [^ ]*libsmprof")
+  list(LENGTH lines count)
+  math(EXPR smprof_bindings "${smprof_bindings} + ${count}")
+  list(FILTER lines INCLUDE REGEX " to [^ ]*(libprotobuf|libzstd)")
+  list(APPEND crossings ${lines})
+endforeach()
+if(smprof_bindings EQUAL 0)
+  message(FATAL_ERROR "the bindings log shows no lookup by libsmprof: is the consumer linked to it?")
+endif()
+if(crossings)
+  list(LENGTH crossings count)
+  list(JOIN crossings "\n" crossings)
+  message(FATAL_ERROR "libsmprof bound ${count} symbols to the host's protobuf/zstd:\n${crossings}")
+endif()
