@@ -46,6 +46,10 @@ class TraceInfo:
     gpu_devices: list[dict[str, Any]] = field(default_factory=list)
     gpu_dropped: int = 0  # lost in smprof's bounded buffers
     cupti_dropped: int = 0  # lost inside CUPTI (footer only)
+    # Frames that could not be written (disk full, ...), their annotations, the last error (footer only)
+    frames_lost_to_write_errors: int = 0
+    annotations_lost_to_write_errors: int = 0
+    last_write_error: str = ""
 
     @property
     def status(self) -> str:
@@ -128,6 +132,9 @@ class TraceInfo:
             "gpu": dict(sorted(self.gpu.items())),
             "gpu_dropped": self.gpu_dropped,
             "cupti_dropped": self.cupti_dropped,
+            "frames_lost_to_write_errors": self.frames_lost_to_write_errors,
+            "annotations_lost_to_write_errors": self.annotations_lost_to_write_errors,
+            "last_write_error": self.last_write_error,
             "gpu_devices": self.gpu_devices,
             "cupti_version": h["cupti_version"],
             "cuda_driver_version": h["cuda_driver_version"],
@@ -168,6 +175,9 @@ def read_info(path: Path) -> TraceInfo:
         info.dropped = info.footer["annotations_dropped"]
         info.gpu_dropped = info.footer["gpu_records_dropped"]
         info.cupti_dropped = info.footer["cupti_records_dropped"]
+        info.frames_lost_to_write_errors = info.footer["frames_lost_to_write_errors"]
+        info.annotations_lost_to_write_errors = info.footer["annotations_lost_to_write_errors"]
+        info.last_write_error = info.footer["last_write_error"]
     return info
 
 

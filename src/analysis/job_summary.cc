@@ -35,6 +35,7 @@ struct Drops {
   std::uint64_t open_ranges = 0;
   std::uint64_t gpu = 0;
   std::uint64_t cupti = 0;
+  std::uint64_t lost_to_write_errors = 0;  // annotations (footer only)
 };
 
 std::int64_t HeaderStartWall(const trace::FileHeader& header) { return header.start().realtime_ns(); }
@@ -88,6 +89,7 @@ class SummaryBuilder : public FrameVisitor {
       footer_drops_.gpu += f.gpu_records_dropped();
       footer_drops_.cupti += f.cupti_records_dropped();
       footer_drops_.open_ranges += f.open_ranges_at_stop();
+      footer_drops_.lost_to_write_errors += f.annotations_lost_to_write_errors();
     }
     files_.push_back({&file, result.frames, result.has_footer && result.problem.empty(), result.problem});
   }
@@ -104,6 +106,7 @@ class SummaryBuilder : public FrameVisitor {
     drops_.gpu += std::max(stream_drops_.gpu, footer_drops_.gpu);
     drops_.cupti += footer_drops_.cupti;
     drops_.open_ranges += footer_drops_.open_ranges;
+    drops_.lost_to_write_errors += footer_drops_.lost_to_write_errors;
   }
 
   // Pointers into processes_ must stay valid while reading.
@@ -285,6 +288,7 @@ std::string SummaryBuilder::Write(const std::vector<std::string>& reader_warning
       .BeginObject()
       .Field("annotations_dropped", drops_.annotations)
       .Field("open_ranges_at_stop", drops_.open_ranges)
+      .Field("annotations_lost_to_write_errors", drops_.lost_to_write_errors)
       .Field("gpu_records_dropped", drops_.gpu)
       .Field("cupti_records_dropped", drops_.cupti)
       .Field("late_gpu_records", gpu_.late_records())

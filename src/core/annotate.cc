@@ -66,14 +66,15 @@ EndResult TakeOpenRange(ThreadState* owner, std::uint64_t seq, OpenRange* range)
 ThreadState* EnterScope(NameId name, std::uint16_t* depth, bool* correlated) noexcept {
   ThreadState* thread = Recorder::Get().Current();
   if (thread == nullptr) return nullptr;
-  *depth = ClampDepth(thread->scope_depth + thread->open_count.load(std::memory_order_relaxed));
+  const std::uint32_t scopes = thread->scope_depth.load(std::memory_order_relaxed);
+  *depth = ClampDepth(scopes + thread->open_count.load(std::memory_order_relaxed));
   const CorrelationPush push = g_correlation_push.load(std::memory_order_relaxed);
   *correlated = push != nullptr;
   if (push != nullptr) {
-    if (thread->scope_depth == 0) DropAbandonedCorrelations(g_correlation_pop.load(std::memory_order_relaxed));
+    if (scopes == 0) DropAbandonedCorrelations(g_correlation_pop.load(std::memory_order_relaxed));
     push(name);
   }
-  ++thread->scope_depth;
+  thread->scope_depth.store(scopes + 1, std::memory_order_relaxed);
   return thread;
 }
 
@@ -82,7 +83,8 @@ void ExitScope(ThreadState* thread, NameId name, std::int64_t start_ns, std::uin
   if (correlated) {
     if (const CorrelationPop pop = g_correlation_pop.load(std::memory_order_relaxed)) pop();
   }
-  if (thread->scope_depth > 0) --thread->scope_depth;
+  const std::uint32_t scopes = thread->scope_depth.load(std::memory_order_relaxed);
+  if (scopes > 0) thread->scope_depth.store(scopes - 1, std::memory_order_relaxed);
   if (!g_recording.load(std::memory_order_relaxed)) return;
   Record(thread, thread->tid, name, start_ns, end_ns, depth);
 }
@@ -113,7 +115,8 @@ AnnotationHandle AnnotationBegin(NameId name) {
     return 0;
   }
   const std::uint64_t seq = thread->next_seq++ & internal::kSeqMask;
-  const auto depth = internal::ClampDepth(thread->scope_depth + static_cast<std::uint32_t>(thread->open.size()));
+  const auto depth = internal::ClampDepth(thread->scope_depth.load(std::memory_order_relaxed) +
+                                          static_cast<std::uint32_t>(thread->open.size()));
   thread->open.push_back(internal::OpenRange{seq, internal::NowNs(), name, depth});
   thread->open_count.store(static_cast<std::uint32_t>(thread->open.size()), std::memory_order_relaxed);
   return (static_cast<std::uint64_t>(thread->index) << internal::kSeqBits) | seq;

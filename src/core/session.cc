@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
@@ -23,6 +24,7 @@
 #include "core/record_path.h"
 #include "core/recorder.h"
 #include "core/resolved_config.h"
+#include "core/sigterm_stop.h"
 #include "core/warnings.h"
 #include "smprof/smprof.h"
 #include "trace/file_format.h"
@@ -40,6 +42,10 @@ namespace {
 
 // Counter samples buffered between two frames, at most (about 24 MiB).
 constexpr std::size_t kMaxCounterSamples = 1 << 20;
+
+// How long a SIGTERM waits for the session to stop before the process goes on
+// to end (docs/CONFIG.md, StopOnSigterm).
+constexpr std::chrono::seconds kSigtermStopTimeout{10};
 
 struct SessionState {
   std::mutex control;  // serializes Start, Stop and fork
@@ -73,12 +79,15 @@ void ClearOpenRanges() {
   });
 }
 
+// Handle ranges (of running and exited threads) and RAII/with scopes open at
+// stop: none of them is recorded.
 std::uint64_t CountOpenRanges() {
   Recorder& recorder = Recorder::Get();
   std::uint64_t open = 0;
   std::lock_guard<std::mutex> lock(recorder.registry_mutex());
-  recorder.ForEachThreadLocked(
-      [&open](ThreadState* thread) { open += thread->open_count.load(std::memory_order_relaxed); });
+  recorder.ForEachThreadLocked([&open](ThreadState* thread) {
+    open += thread->open_count.load(std::memory_order_relaxed) + thread->scope_depth.load(std::memory_order_relaxed);
+  });
   return open;
 }
 
@@ -89,6 +98,23 @@ bool DisabledByEnvironment() {
 
 void StopAtExit() {
   if (IsProfiling()) Stop();
+}
+
+// A followed child forked from a thread other than the main one runs on that
+// thread alone, and no exit() ends it: when the thread returns, it leaves
+// through pthread_exit, and the process ends only once its last thread has.
+// The child's own drain and sampler threads would keep it alive for ever; the
+// forking thread's exit stops the session (last frame, footer), which ends
+// them. Run by the thread-specific data destructor below.
+void StopWhenTheForkingThreadExits(void*) { StopAtExit(); }
+
+pthread_key_t ForkingThreadKey() {
+  static const pthread_key_t key = [] {
+    pthread_key_t k;
+    pthread_key_create(&k, StopWhenTheForkingThreadExits);
+    return k;
+  }();
+  return key;
 }
 
 void ForkPrepare() {
@@ -157,6 +183,7 @@ Status StartLocked(SessionState& s, const ResolvedConfig& config, const ClockPai
   // CUPTI flush, run before CUPTI tears itself down.
   static std::once_flag cuda_exit_hook;
   if (cuda.active) std::call_once(cuda_exit_hook, [] { std::atexit(StopAtExit); });
+  if (config.stop_on_sigterm) StopOnSigterm(StopAtExit, kSigtermStopTimeout);
 
   s.config = config;
   s.files = std::move(files);
@@ -179,6 +206,7 @@ Status StartLocked(SessionState& s, const ResolvedConfig& config, const ClockPai
 
 Status StopLocked(SessionState& s) {
   g_recording.store(false, std::memory_order_release);
+  ReleaseSigterm();
   if (s.sampler) s.sampler->Stop();     // its last sample goes into the last frame
   s.gpu_totals = StopCudaCollection();  // flushes CUPTI's last records into s.gpu_records for the last frame
   s.stop_requested.store(true, std::memory_order_release);
@@ -191,7 +219,7 @@ Status StopLocked(SessionState& s) {
   const Status status = s.files->Finish(s.drained, CountOpenRanges(), s.gpu_totals.cupti_dropped);
 
   s.last_stats.annotations_written = s.drained.written;
-  s.last_stats.annotations_dropped = s.drained.dropped;
+  s.last_stats.annotations_dropped = s.drained.dropped + s.drained.annotations_lost_to_write_errors;
   s.last_stats.frames_written = s.drained.frames;
   s.last_stats.bytes_written = s.files->bytes_written();
   s.files.reset();
@@ -202,6 +230,12 @@ Status StopLocked(SessionState& s) {
     Warn("CUPTI lost " + std::to_string(s.gpu_totals.cupti_dropped) + " GPU records (" +
          std::to_string(s.gpu_totals.buffers_refused) + " buffer requests refused: CudaBufferMB=" +
          std::to_string(s.config.cuda_buffer_mb) + " was full); raise CudaBufferMB or lower FlushIntervalMs");
+  }
+  if (s.drained.frames_lost_to_write_errors > 0) {
+    Warn("lost " + std::to_string(s.drained.frames_lost_to_write_errors) + " frame(s) with " +
+         std::to_string(s.drained.annotations_lost_to_write_errors) +
+         " annotations that could not be written (last error: " + s.drained.last_write_error +
+         "); the footer counts them");
   }
   if (s.drained.dropped > 0) {
     std::ostringstream message;
@@ -245,6 +279,7 @@ void StartPendingChild() {
 // into its own file.
 void ForkChild() {
   AbandonCudaCollectionInChild();
+  ForgetSigtermStopInChild();
   ClosedFileQueue::Get().UnlockAfterFork(true);
   NameTable::Get().mutex().unlock();
   Recorder::Get().UnlockAfterFork();
@@ -265,13 +300,17 @@ void ForkChild() {
       Pending() = PendingChild{true, ReadClockPair(), s.last_stats.path};
       Recorder::Get().StartOnFirstEvent(StartPendingChild);
       g_recording.store(true, std::memory_order_relaxed);
+      pthread_setspecific(ForkingThreadKey(), &Pending());  // any non-null value
     }
   }
   s.control.unlock();
 }
 
 struct ProcessHooks {
-  ProcessHooks() { pthread_atfork(ForkPrepare, ForkParent, ForkChild); }
+  ProcessHooks() {
+    ForkingThreadKey();  // created before any fork: the child only sets it
+    pthread_atfork(ForkPrepare, ForkParent, ForkChild);
+  }
 };
 const ProcessHooks g_process_hooks;
 

@@ -4,6 +4,7 @@
 #include <string_view>
 #include <vector>
 
+#include "python/text.h"
 #include "trace/gpu_codec.h"
 
 namespace py = pybind11;
@@ -17,8 +18,6 @@ using namespace smprof::internal;
 void Check(const smprof::Status& status) {
   if (!status.ok()) throw std::runtime_error(status.message());
 }
-
-py::str Str(std::string_view s) { return py::str(s.data(), s.size()); }
 
 // One column: `value(row)` for every row, as a Python list.
 template <typename Row, typename Value>
@@ -35,7 +34,7 @@ py::dict GpuActivities(const smprof::trace::Frame& frame) {
   c["start_ns"] = Column(rows, [](const GpuActivityRow& r) { return py::int_(r.start_ns); });
   c["dur_ns"] = Column(rows, [](const GpuActivityRow& r) { return py::int_(r.dur_ns); });
   c["kind"] = Column(rows, [](const GpuActivityRow& r) { return py::int_(r.kind); });
-  c["name"] = Column(rows, [](const GpuActivityRow& r) { return Str(r.name); });
+  c["name"] = Column(rows, [](const GpuActivityRow& r) { return Text(r.name); });
   c["device"] = Column(rows, [](const GpuActivityRow& r) { return py::int_(r.device); });
   c["context"] = Column(rows, [](const GpuActivityRow& r) { return py::int_(r.context); });
   c["stream"] = Column(rows, [](const GpuActivityRow& r) { return py::int_(r.stream); });
@@ -60,7 +59,7 @@ py::dict ApiCalls(const smprof::trace::Frame& frame) {
   py::dict c;
   c["start_ns"] = Column(rows, [](const ApiCallRow& r) { return py::int_(r.start_ns); });
   c["dur_ns"] = Column(rows, [](const ApiCallRow& r) { return py::int_(r.dur_ns); });
-  c["name"] = Column(rows, [](const ApiCallRow& r) { return Str(r.name); });
+  c["name"] = Column(rows, [](const ApiCallRow& r) { return Text(r.name); });
   c["tid"] = Column(rows, [](const ApiCallRow& r) { return py::int_(r.tid); });
   c["correlation_id"] = Column(rows, [](const ApiCallRow& r) { return py::int_(r.correlation_id); });
   c["domain"] = Column(rows, [](const ApiCallRow& r) { return py::int_(r.domain); });
@@ -74,7 +73,7 @@ py::dict ExternalCorrelations(const smprof::trace::Frame& frame) {
   c["correlation_id"] = Column(rows, [](const ExternalCorrelationRow& r) { return py::int_(r.correlation_id); });
   c["external_id"] = Column(rows, [](const ExternalCorrelationRow& r) { return py::int_(r.external_id); });
   c["external_kind"] = Column(rows, [](const ExternalCorrelationRow& r) { return py::int_(r.external_kind); });
-  c["name"] = Column(rows, [](const ExternalCorrelationRow& r) { return Str(r.name); });
+  c["name"] = Column(rows, [](const ExternalCorrelationRow& r) { return Text(r.name); });
   return c;
 }
 
@@ -84,8 +83,8 @@ py::dict Markers(const smprof::trace::Frame& frame) {
   py::dict c;
   c["start_ns"] = Column(rows, [](const MarkerRow& r) { return py::int_(r.start_ns); });
   c["dur_ns"] = Column(rows, [](const MarkerRow& r) { return py::int_(r.dur_ns); });
-  c["name"] = Column(rows, [](const MarkerRow& r) { return Str(r.name); });
-  c["domain"] = Column(rows, [](const MarkerRow& r) { return Str(r.domain); });
+  c["name"] = Column(rows, [](const MarkerRow& r) { return Text(r.name); });
+  c["domain"] = Column(rows, [](const MarkerRow& r) { return Text(r.domain); });
   c["tid"] = Column(rows, [](const MarkerRow& r) { return py::int_(r.tid); });
   return c;
 }
@@ -96,7 +95,7 @@ py::dict Overheads(const smprof::trace::Frame& frame) {
   py::dict c;
   c["start_ns"] = Column(rows, [](const OverheadRow& r) { return py::int_(r.start_ns); });
   c["dur_ns"] = Column(rows, [](const OverheadRow& r) { return py::int_(r.dur_ns); });
-  c["name"] = Column(rows, [](const OverheadRow& r) { return Str(r.name); });
+  c["name"] = Column(rows, [](const OverheadRow& r) { return Text(r.name); });
   c["tid"] = Column(rows, [](const OverheadRow& r) { return py::int_(r.tid); });
   return c;
 }
