@@ -55,13 +55,14 @@ void OnSigterm(int sig, siginfo_t* info, void* context) {
   }
 }
 
+bool IsOurs(const struct sigaction& action) {
+  return (action.sa_flags & SA_SIGINFO) != 0 && action.sa_sigaction == OnSigterm;
+}
+
 // Puts the previous disposition back if ours is still installed.
 void RestorePrevious() {
   struct sigaction current {};
-  if (::sigaction(SIGTERM, nullptr, &current) != 0) return;
-  if ((current.sa_flags & SA_SIGINFO) != 0 && current.sa_sigaction == OnSigterm) {
-    ::sigaction(SIGTERM, &g_previous, nullptr);
-  }
+  if (::sigaction(SIGTERM, nullptr, &current) == 0 && IsOurs(current)) ::sigaction(SIGTERM, &g_previous, nullptr);
 }
 
 // Runs `stop` on a helper thread and waits at most `timeout` for it: a stop
@@ -141,7 +142,7 @@ void StopOnSigterm(void (*stop)(), std::chrono::milliseconds timeout) {
     g_watch_fd = fds[0];
     g_wake_fd.store(fds[1], std::memory_order_relaxed);
   }
-  g_previous = current;
+  if (!IsOurs(current)) g_previous = current;  // ours still there (put back by someone): chain to what it replaced
   if (!StartWatcher(stop, timeout)) return;
   struct sigaction handler {};
   handler.sa_sigaction = OnSigterm;
