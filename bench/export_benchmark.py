@@ -47,8 +47,8 @@ def frame_of(sequence: int, first_row: int, rows: int):
     """``rows`` events: rows/2 annotations, rows/4 launches, rows/4 kernels, 1 µs apart per row."""
     pb = st.pb()
     frame = pb.Frame(sequence=sequence)
-    frame.strings.extend([*NAMES, "cudaLaunchKernel", KERNEL])
-    frame.threads.add(tid=4242, name="python")
+    frame.strings.extend(s.encode() for s in [*NAMES, "cudaLaunchKernel", KERNEL])
+    frame.threads.add(tid=4242, name=b"python")
     n_ann, n_gpu = rows // 2, rows // 4
     base = first_row * 1_000
     a = frame.annotations

@@ -39,7 +39,7 @@ def make_files(directory: Path, files: int, mib: float) -> list[Path]:
         frame = st.pb().Frame()
         st.add_annotations(frame, [(1000, 10, "step", 7, 0)])
         for _ in range(int(mib * 1024)):
-            frame.strings.append(os.urandom(512).hex())  # incompressible, like packed timestamps
+            frame.strings.append(os.urandom(512).hex().encode())  # incompressible, like packed timestamps
         footer = st.pb().Footer(annotations_written=1, frames_written=1)
         paths.append(st.write_trace(directory / f"rank{i}.smprof", st.header(rank=i), [frame], footer, 0))
     return paths

@@ -42,7 +42,7 @@ SMPROF_API bool IsProfiling();
 struct SessionStats {
   std::string path;  // the trace file
   std::uint64_t annotations_written = 0;
-  std::uint64_t annotations_dropped = 0;  // pool exhausted: see BucketCount
+  std::uint64_t annotations_dropped = 0;  // pool exhausted (see BucketCount) or not writable (disk full)
   std::uint64_t frames_written = 0;
   std::uint64_t bytes_written = 0;
 };

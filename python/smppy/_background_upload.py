@@ -22,9 +22,29 @@ from smppy import _smppy
 RETRY_DELAYS_S = (1.0, 2.0, 4.0, 8.0)
 
 
+def _import_upload_modules() -> None:
+    """Imports, on the thread that starts the uploader, every module the upload thread uses.
+
+    Importing ``concurrent.futures`` (smppy.upload, boto3's transfer layer) registers a
+    threading exit hook, which Python refuses once interpreter shutdown has begun ("can't
+    register atexit after shutdown"). A run that stops and exits before its first upload
+    would otherwise make the upload thread import them at exit and lose the file.
+    """
+    import concurrent.futures.thread  # noqa: F401
+
+    import smppy.upload  # noqa: F401
+
+    try:
+        import boto3.s3.transfer  # noqa: F401
+    except ImportError:  # the upload thread reports it, with what to install
+        pass
+
+
 class BackgroundUploader:
     def __init__(self, uri: str) -> None:
         from smppy.s3 import S3Uri
+
+        _import_upload_modules()
 
         self.uri = S3Uri.parse(uri)
         self.uploaded: list[Path] = []

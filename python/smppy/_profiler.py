@@ -40,18 +40,36 @@ class Config:
             if isinstance(value, bool):
                 value = "1" if value else "0"
             elif isinstance(value, int):
-                value = str(value)
+                # Too long for str() (and for every key): libsmprof refuses it, naming the key.
+                value = str(value) if value.bit_length() < 256 else f"an integer of {value.bit_length()} bits"
             elif not isinstance(value, str):
                 raise TypeError(
                     f"profiler config key {key!r}: value must be a str (or int/bool), "
                     f"not {type(value).__name__}"
                 )
             values[key] = value
-        _smppy.validate_config(values)
+        _smppy.validate_config(_encoded(values))
         return values
 
     def __repr__(self) -> str:
         return f"Config(profiler={self.profiler!r})"
+
+
+def _encoded(values: Mapping[str, str]) -> dict[bytes, bytes]:
+    """Keys and values as bytes for libsmprof: a value is encoded like a file name
+    (``os.fsencode``), so a RecordFile path with undecodable bytes round-trips;
+    what cannot be encoded at all is refused naming its key."""
+    encoded: dict[bytes, bytes] = {}
+    for key, value in values.items():
+        try:
+            encoded[os.fsencode(key)] = os.fsencode(value)
+        except UnicodeEncodeError as e:
+            what = "key" if e.object == key else f"value {value!r} for profiler config key {key!r}"
+            raise ValueError(
+                f"invalid profiler config {what}: it cannot be encoded ({e.reason}); "
+                "valid values are text (docs/CONFIG.md lists each key's)"
+            ) from None
+    return encoded
 
 
 class SMProfiler:
@@ -98,7 +116,7 @@ class SMProfiler:
 
                 _background_upload.ensure(upload_uri)
             foreign = foreign_profiler_warning()
-            message = _smppy.start(self._config)
+            message = _smppy.start(_encoded(self._config))
             if not self._exit_hook:
                 atexit.register(_stop_at_exit)
                 self._exit_hook = True
@@ -160,5 +178,25 @@ def _stop_followed_child_on_exit(_: object) -> None:
         multiprocessing.util.Finalize(None, _stop_at_exit, exitpriority=0)
 
 
+def _stopping_first(exit_now: Any) -> Any:
+    def _exit(status: int) -> None:
+        if _smppy.is_profiling():
+            _smppy.stop()
+        exit_now(status)
+
+    _exit.__wrapped__ = exit_now  # type: ignore[attr-defined]
+    return _exit
+
+
+def _stop_followed_child_at_os_exit() -> None:
+    # A followed child that leaves through os._exit (no atexit, no finalizers:
+    # a child of a bare os.fork, often forked from a thread) would lose its
+    # events and footer: in such a child, os._exit stops the session first,
+    # then calls the os._exit it replaces.
+    if _smppy.is_profiling() and not hasattr(os._exit, "__wrapped__"):
+        os._exit = _stopping_first(os._exit)
+
+
 _fork_hook = _ForkHook()
 multiprocessing.util.register_after_fork(_fork_hook, _stop_followed_child_on_exit)
+os.register_at_fork(after_in_child=_stop_followed_child_at_os_exit)

@@ -43,6 +43,11 @@ def _print_info(infos: list[TraceInfo], top: int) -> None:
             f"  span {info.span_ns / 1e9:.3f} s  frames {info.frames}  annotations {info.annotations}"
             f"  dropped {info.dropped}  threads {len(info.threads)}  distinct names {len(info.names)}"
         )
+        if info.frames_lost_to_write_errors:
+            print(
+                f"  lost to write errors: {info.frames_lost_to_write_errors} frame(s),"
+                f" {info.annotations_lost_to_write_errors} annotations (last: {info.last_write_error})"
+            )
         print(f"  counters: {info.counter_samples} samples of {len(info.counters)} counters")
         for line in info.gpu_lines():
             print(line)

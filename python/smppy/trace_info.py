@@ -47,6 +47,10 @@ class TraceInfo:
     gpu_dropped: int = 0  # lost in smprof's bounded buffers
     cupti_dropped: int = 0  # lost inside CUPTI (footer only)
     gpu_collection: dict[str, Any] | None = None  # the footer's GpuCollectionReport
+    # Frames that could not be written (disk full, ...), their annotations, the last error (footer only)
+    frames_lost_to_write_errors: int = 0
+    annotations_lost_to_write_errors: int = 0
+    last_write_error: str = ""
 
     @property
     def status(self) -> str:
@@ -131,6 +135,9 @@ class TraceInfo:
             "gpu_dropped": self.gpu_dropped,
             "cupti_dropped": self.cupti_dropped,
             "gpu_collection": self.gpu_collection,
+            "frames_lost_to_write_errors": self.frames_lost_to_write_errors,
+            "annotations_lost_to_write_errors": self.annotations_lost_to_write_errors,
+            "last_write_error": self.last_write_error,
             "gpu_devices": self.gpu_devices,
             "cupti_version": h["cupti_version"],
             "cuda_driver_version": h["cuda_driver_version"],
@@ -172,6 +179,9 @@ def read_info(path: Path) -> TraceInfo:
         info.gpu_dropped = info.footer["gpu_records_dropped"]
         info.cupti_dropped = info.footer["cupti_records_dropped"]
         info.gpu_collection = info.footer["gpu_collection"]
+        info.frames_lost_to_write_errors = info.footer["frames_lost_to_write_errors"]
+        info.annotations_lost_to_write_errors = info.footer["annotations_lost_to_write_errors"]
+        info.last_write_error = info.footer["last_write_error"]
     return info
 
 

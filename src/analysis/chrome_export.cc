@@ -1,11 +1,11 @@
 #include "analysis/chrome_export.h"
 
 #include <charconv>
-#include <cstdio>
 #include <memory>
 #include <vector>
 
 #include "analysis/export_output.h"
+#include "analysis/json_string.h"
 #include "analysis/slice_args.h"
 
 namespace smprof::analysis {
@@ -177,37 +177,7 @@ class ChromeSink : public TimelineSink {
     event_ += frac;
   }
 
-  void AppendString(std::string_view s) {
-    event_ += '"';
-    for (const char c : s) {
-      switch (c) {
-        case '"':
-          event_ += "\\\"";
-          break;
-        case '\\':
-          event_ += "\\\\";
-          break;
-        case '\n':
-          event_ += "\\n";
-          break;
-        case '\t':
-          event_ += "\\t";
-          break;
-        case '\r':
-          event_ += "\\r";
-          break;
-        default:
-          if (static_cast<unsigned char>(c) < 0x20) {
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
-            event_ += buf;
-          } else {
-            event_ += c;  // UTF-8 passes through
-          }
-      }
-    }
-    event_ += '"';
-  }
+  void AppendString(std::string_view s) { AppendJsonString(s, &event_); }
 
   ExportOutput* out_;
   std::int64_t origin_ = 0;

@@ -36,6 +36,7 @@ struct Drops {
   std::uint64_t gpu = 0;
   std::uint64_t cupti = 0;
   trace::GpuCollectionReport gpu_collection;  // counts summed; the strings are not kept
+  std::uint64_t lost_to_write_errors = 0;  // annotations (footer only)
 };
 
 // The footer's GpuCollectionReport counts, summed into `total`.
@@ -105,6 +106,7 @@ class SummaryBuilder : public FrameVisitor {
       footer_drops_.open_ranges += f.open_ranges_at_stop();
       AddGpuCollection(f.gpu_collection(), &footer_drops_.gpu_collection);
       if (!f.gpu_collection().foreign_client().empty()) ++processes_with_foreign_client_;
+      footer_drops_.lost_to_write_errors += f.annotations_lost_to_write_errors();
     }
     files_.push_back({&file, result.frames, result.has_footer && result.problem.empty(), result.problem});
   }
@@ -122,6 +124,7 @@ class SummaryBuilder : public FrameVisitor {
     drops_.cupti += footer_drops_.cupti;
     drops_.open_ranges += footer_drops_.open_ranges;
     AddGpuCollection(footer_drops_.gpu_collection, &drops_.gpu_collection);
+    drops_.lost_to_write_errors += footer_drops_.lost_to_write_errors;
   }
 
   // Pointers into processes_ must stay valid while reading.
@@ -304,6 +307,7 @@ std::string SummaryBuilder::Write(const std::vector<std::string>& reader_warning
       .BeginObject()
       .Field("annotations_dropped", drops_.annotations)
       .Field("open_ranges_at_stop", drops_.open_ranges)
+      .Field("annotations_lost_to_write_errors", drops_.lost_to_write_errors)
       .Field("gpu_records_dropped", drops_.gpu)
       .Field("cupti_records_dropped", drops_.cupti)
       .Field("late_gpu_records", gpu_.late_records())

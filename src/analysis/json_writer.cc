@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "analysis/json_string.h"
+
 namespace smprof::analysis {
 
 void JsonWriter::BeforeValue() {
@@ -49,39 +51,9 @@ JsonWriter& JsonWriter::Key(std::string_view key) {
   return *this;
 }
 
-// Bytes pass through (names from traces are UTF-8; Python decodes with
-// errors="replace"); quotes, backslashes and control characters are escaped.
 JsonWriter& JsonWriter::String(std::string_view value) {
   BeforeValue();
-  out_ += '"';
-  for (const char c : value) {
-    switch (c) {
-      case '"':
-        out_ += "\\\"";
-        break;
-      case '\\':
-        out_ += "\\\\";
-        break;
-      case '\n':
-        out_ += "\\n";
-        break;
-      case '\r':
-        out_ += "\\r";
-        break;
-      case '\t':
-        out_ += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char escaped[8];
-          std::snprintf(escaped, sizeof escaped, "\\u%04x", static_cast<unsigned>(c));
-          out_ += escaped;
-        } else {
-          out_ += c;
-        }
-    }
-  }
-  out_ += '"';
+  AppendJsonString(value, &out_);
   return *this;
 }
 

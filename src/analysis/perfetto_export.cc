@@ -10,6 +10,7 @@
 
 #include "analysis/export_output.h"
 #include "analysis/slice_args.h"
+#include "trace/utf8_text.h"
 
 namespace smprof::analysis {
 
@@ -96,6 +97,8 @@ class ProtoBytes {
     PutVarint(bytes.size());
     data_ += bytes;
   }
+  // A string field: Perfetto's are UTF-8, trace names are bytes.
+  void Text(std::uint32_t field, std::string_view text) { Bytes(field, internal::ValidUtf8(text)); }
   void Message(std::uint32_t field, const ProtoBytes& message) { Bytes(field, message.data_); }
   const std::string& data() const { return data_; }
   bool empty() const { return data_.empty(); }
@@ -123,7 +126,7 @@ class PerfettoSink : public TimelineSink {
     ProtoBytes& process = nested_[0];
     process.clear();
     process.Varint(field::kPid, p.id);
-    process.Bytes(field::kProcessName, p.name);
+    process.Text(field::kProcessName, p.name);
     descriptor_.clear();
     descriptor_.Varint(field::kUuid, kProcessUuidBase + p.id);
     descriptor_.Message(field::kProcess, process);
@@ -140,13 +143,13 @@ class PerfettoSink : public TimelineSink {
     if (t.kind == TrackKind::kThread) {
       detail.Varint(field::kPid, t.process);
       detail.Varint(field::kTid, t.tid);
-      detail.Bytes(field::kThreadName, t.name);
+      detail.Text(field::kThreadName, t.name);
       descriptor_.Message(field::kThread, detail);
     } else {
-      descriptor_.Bytes(field::kName, t.name);
+      descriptor_.Text(field::kName, t.name);
       descriptor_.Varint(field::kParentUuid, kProcessUuidBase + t.process);
       if (t.kind == TrackKind::kCounter) {
-        detail.Bytes(field::kUnitName, t.unit);
+        detail.Text(field::kUnitName, t.unit);
         descriptor_.Message(field::kCounter, detail);
       }
     }
@@ -168,7 +171,7 @@ class PerfettoSink : public TimelineSink {
       annotation.clear();
       annotation.Varint(field::kAnnotationNameIid, Intern(&arg_names_, field::kDebugAnnotationNames, arg.key));
       if (arg.is_string) {
-        annotation.Bytes(field::kStringValue, arg.string_value);
+        annotation.Text(field::kStringValue, arg.string_value);
       } else {
         annotation.Varint(field::kIntValue, static_cast<std::uint64_t>(arg.int_value));
       }
@@ -221,7 +224,7 @@ class PerfettoSink : public TimelineSink {
     ProtoBytes& entry = nested_[2];
     entry.clear();
     entry.Varint(field::kIid, iid);
-    entry.Bytes(field::kInternedName, name);
+    entry.Text(field::kInternedName, name);
     interned_.Message(interned_field, entry);
     return iid;
   }

@@ -100,14 +100,15 @@ std::uint64_t NextSeq(ThreadState* thread) {
 ThreadState* EnterScope(NameId name, std::uint16_t* depth, bool* correlated) noexcept {
   ThreadState* thread = Recorder::Get().Current();
   if (thread == nullptr) return nullptr;
-  *depth = ClampDepth(thread->scope_depth + thread->OpenRanges());
+  const std::uint32_t scopes = thread->scope_depth.load(std::memory_order_relaxed);
+  *depth = ClampDepth(scopes + thread->OpenRanges());
   const CorrelationPush push = g_correlation_push.load(std::memory_order_relaxed);
   *correlated = push != nullptr;
   if (push != nullptr) {
-    if (thread->scope_depth == 0) DropAbandonedCorrelations(g_correlation_pop.load(std::memory_order_relaxed));
+    if (scopes == 0) DropAbandonedCorrelations(g_correlation_pop.load(std::memory_order_relaxed));
     push(name);
   }
-  ++thread->scope_depth;
+  thread->scope_depth.store(scopes + 1, std::memory_order_relaxed);
   return thread;
 }
 
@@ -116,7 +117,8 @@ void ExitScope(ThreadState* thread, NameId name, std::int64_t start_ns, std::uin
   if (correlated) {
     if (const CorrelationPop pop = g_correlation_pop.load(std::memory_order_relaxed)) pop();
   }
-  if (thread->scope_depth > 0) --thread->scope_depth;
+  const std::uint32_t scopes = thread->scope_depth.load(std::memory_order_relaxed);
+  if (scopes > 0) thread->scope_depth.store(scopes - 1, std::memory_order_relaxed);
   if (!g_recording.load(std::memory_order_relaxed)) return;
   Record(thread, thread->tid, name, start_ns, end_ns, depth);
 }
@@ -147,7 +149,8 @@ AnnotationHandle AnnotationBegin(NameId name) {
     return 0;
   }
   const std::uint64_t seq = internal::NextSeq(thread);
-  slot.depth.store(internal::ClampDepth(thread->scope_depth + thread->open_count.load(std::memory_order_relaxed)),
+  slot.depth.store(internal::ClampDepth(thread->scope_depth.load(std::memory_order_relaxed) +
+                                        thread->open_count.load(std::memory_order_relaxed)),
                    std::memory_order_relaxed);
   slot.name.store(name, std::memory_order_relaxed);
   slot.start_ns.store(internal::NowNs(), std::memory_order_relaxed);

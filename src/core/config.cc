@@ -37,8 +37,13 @@ std::optional<bool> ParseBool(const std::string& value) {
   return std::nullopt;
 }
 
+// Decimal digits only: no sign, space, base prefix or fraction.
 std::optional<long> ParseInt(const std::string& value, long min, long max) {
-  if (value.empty()) return std::nullopt;
+  constexpr std::size_t kMaxDigits = 12;  // beyond every key's range, within long's
+  if (value.empty() || value.size() > kMaxDigits) return std::nullopt;
+  for (const char c : value) {
+    if (c < '0' || c > '9') return std::nullopt;
+  }
   char* end = nullptr;
   errno = 0;
   const long n = std::strtol(value.c_str(), &end, 10);
@@ -47,7 +52,7 @@ std::optional<long> ParseInt(const std::string& value, long min, long max) {
 }
 
 bool ParseRecordFile(const std::string& value, ResolvedConfig* config) {
-  if (value.empty()) return false;
+  if (value.empty() || value.back() == '/') return false;  // a file, not a directory
   for (std::size_t i = 0; i < value.size(); ++i) {
     if (value[i] != '%') continue;
     if (i + 1 == value.size()) return false;
@@ -58,12 +63,24 @@ bool ParseRecordFile(const std::string& value, ResolvedConfig* config) {
   return true;
 }
 
+// An S3 bucket name: 3-63 lowercase letters, digits, dots and hyphens,
+// starting and ending with a letter or digit (as smppy.s3.S3Uri checks).
+bool IsBucketName(const std::string& name) {
+  auto edge = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  if (name.size() < 3 || name.size() > 63 || !edge(name.front()) || !edge(name.back())) return false;
+  for (const char c : name) {
+    if (!edge(c) && c != '.' && c != '-') return false;
+  }
+  return true;
+}
+
 // libsmprof only records UploadUri; the Python package uploads (docs/S3.md).
 bool ParseUploadUri(const std::string& value, ResolvedConfig* config) {
   const std::string scheme = "s3://";
-  if (!value.empty() &&
-      (value.compare(0, scheme.size(), scheme) != 0 || value.size() == scheme.size() || value[scheme.size()] == '/')) {
-    return false;
+  if (!value.empty()) {
+    if (value.compare(0, scheme.size(), scheme) != 0) return false;
+    const std::string rest = value.substr(scheme.size());
+    if (!IsBucketName(rest.substr(0, rest.find('/')))) return false;
   }
   config->upload_uri = value;
   return true;
@@ -133,15 +150,19 @@ const std::vector<KeySpec>& Specs() {
        }},
       {"RecordFile", "smprof-out/%j/%h/rank%r_pid%p_%t.smprof",
        "a file path pattern; %p pid, %t start time, %r rank, %l local rank, %h host, %j job, "
-       "%s session index, %% a percent sign",
+       "%s session index, %% a percent sign (not ending in '/')",
        ParseRecordFile},
       {"FlushIntervalMs", "1000", "an integer from 10 to 60000 (milliseconds)",
        IntKey(&ResolvedConfig::flush_interval_ms, 10, 60000)},
       {"RotateIntervalS", "600", "an integer from 0 (one file per session) to 31536000 (seconds)",
        IntKey(&ResolvedConfig::rotate_interval_s, 0, 31536000)},
-      {"UploadUri", "", "empty (no upload), or s3://bucket or s3://bucket/prefix", ParseUploadUri},
+      {"UploadUri", "",
+       "empty (no upload), or s3://bucket or s3://bucket/prefix (a bucket name: 3-63 lowercase letters, digits, "
+       "dots and hyphens)",
+       ParseUploadUri},
       {"UploadExitTimeoutS", "120", "an integer from 0 to 86400 (seconds)",
        IntKey(&ResolvedConfig::upload_exit_timeout_s, 0, 86400)},
+      {"StopOnSigterm", "1", "1 or 0 (also true/false, yes/no, on/off)", BoolKey(&ResolvedConfig::stop_on_sigterm)},
   };
   return specs;
 }
@@ -163,6 +184,34 @@ Status ParsePerfEvents(const std::string& value, const std::string& origin, Reso
     return Status(StatusCode::kInvalidArgument, "PerfEvents" + origin + " lists no event; use 'default' or name some");
   }
   return Status::Ok();
+}
+
+// No key takes a NUL or another control character: a NUL would silently cut
+// the value short where it reaches C strings (a path, strtol).
+bool HasControlCharacter(const std::string& value) {
+  for (const char c : value) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) return true;
+  }
+  return false;
+}
+
+// `value` quoted for an error message, control characters and bytes that are
+// not ASCII escaped as \xNN, so that the message itself stays one clean line.
+std::string Quoted(const std::string& value) {
+  std::string out = "'";
+  for (const char c : value) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u >= 0x7f) {
+      static const char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[u >> 4];
+      out += kHex[u & 0xf];
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
 }
 
 // Under SageMaker the original product wrote to this directory.
@@ -197,7 +246,7 @@ Status ResolveConfig(const Config& config, const EnvLookup& env, ResolvedConfig*
     for (const KeySpec& spec : Specs()) known = known || key == spec.key;
     if (!known) {
       return Status(StatusCode::kInvalidArgument,
-                    "unknown profiler config key '" + key + "'; valid keys: " + KeyList());
+                    "unknown profiler config key " + Quoted(key) + "; valid keys: " + KeyList());
     }
   }
   ResolvedConfig resolved;
@@ -218,11 +267,13 @@ Status ResolveConfig(const Config& config, const EnvLookup& env, ResolvedConfig*
       origin.clear();
       resolved.explicit_keys[spec.key] = value;
     }
-    if (spec.parse == nullptr) {  // PerfEvents: its own message names unknown events
+    const bool has_control = HasControlCharacter(value);
+    if (spec.parse == nullptr && !has_control) {  // PerfEvents: its own message names unknown events
       if (Status st = ParsePerfEvents(value, origin, &resolved); !st.ok()) return st;
-    } else if (!spec.parse(value, &resolved)) {
-      return Status(StatusCode::kInvalidArgument, "invalid value '" + value + "' for profiler config key '" + spec.key +
-                                                      "'" + origin + "; valid values: " + spec.valid);
+    } else if (has_control || !spec.parse(value, &resolved)) {
+      return Status(StatusCode::kInvalidArgument,
+                    "invalid value " + Quoted(value) + " for profiler config key '" + spec.key + "'" + origin +
+                        (has_control ? " (it contains a control character)" : "") + "; valid values: " + spec.valid);
     }
     resolved.effective[spec.key] = value;
   }

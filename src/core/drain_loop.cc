@@ -39,6 +39,9 @@ DrainResult CountsSince(const DrainResult& now, const DrainResult& then) {
   d.counter_samples_dropped = now.counter_samples_dropped - then.counter_samples_dropped;
   d.gpu_records = now.gpu_records - then.gpu_records;
   d.gpu_records_dropped = now.gpu_records_dropped - then.gpu_records_dropped;
+  d.frames_lost_to_write_errors = now.frames_lost_to_write_errors - then.frames_lost_to_write_errors;
+  d.annotations_lost_to_write_errors = now.annotations_lost_to_write_errors - then.annotations_lost_to_write_errors;
+  if (d.frames_lost_to_write_errors > 0) d.last_write_error = now.last_write_error;
   return d;
 }
 
@@ -52,7 +55,7 @@ void RunDrain(const DrainJob& job) {
                          return it->second;
                        });
   DrainResult& result = *job.result;
-  bool writable = true;
+  bool failing = false;  // the last frame could not be written
   trace::Frame frame;
   std::vector<CounterSample> samples;
   const TrackLookup tracks = [&job](std::uint32_t track) { return job.counters->TrackInfo(track); };
@@ -77,17 +80,25 @@ void RunDrain(const DrainJob& job) {
     result.dropped += recorder.TakeDropped();
     frame.set_dropped_total(result.dropped);
     const auto ranges = static_cast<std::uint64_t>(frame.annotations().dur_ns_size());
-    if (writable) {
-      if (Status st = job.files->Append(trace_format::kFrameTag, frame); !st.ok()) {
-        Warn(st.message() + "; events from now on are lost, training continues");
-        writable = false;
+    // A failed frame is lost and counted; every later frame tries again (in
+    // the next rotated file too), so writing resumes once space is back.
+    if (Status st = job.files->Append(trace_format::kFrameTag, frame); !st.ok()) {
+      if (!failing) {
+        Warn(st.message() + "; the events of each frame that cannot be written are lost (counted in the footer)," +
+             " writing is retried at every flush, training continues");
       }
-    }
-    if (!writable) {
-      result.dropped += ranges;
+      failing = true;
+      result.last_write_error = st.message();
+      ++result.frames_lost_to_write_errors;
+      result.annotations_lost_to_write_errors += ranges;
       result.counter_samples_dropped += samples.size();
       result.gpu_records_dropped += gpu_rows;
       return;
+    }
+    if (failing) {
+      Info("writing the trace works again; " + std::to_string(result.frames_lost_to_write_errors) +
+           " frame(s) lost so far");
+      failing = false;
     }
     result.written += ranges;
     result.counter_samples += samples.size();
@@ -101,10 +112,15 @@ void RunDrain(const DrainJob& job) {
       if (records[i].start_ns >= job.start_ns) builder.Add(records + i, 1);
     }
   };
-  auto drain = [&] {
-    recorder.DrainOnce(sink);
-    take_gpu();
+  // Full frames are written as the chunks are read, not after: the drain's
+  // copy of the events stays one frame, however full the pool was.
+  auto write_full_frames = [&] {
     while (builder.size() >= kMaxFrameEvents || gpu.size() >= kMaxFrameEvents) write_frame();
+  };
+  auto drain = [&] {
+    recorder.DrainOnce(sink, write_full_frames);
+    take_gpu();
+    write_full_frames();
   };
 
   std::int64_t last_frame_ns = NowNs();

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <string>
 
 #include "core/counter_buffer.h"
 
@@ -11,16 +12,21 @@ namespace smprof::internal {
 
 struct DrainResult {
   std::uint64_t written = 0;  // annotations
-  std::uint64_t dropped = 0;  // annotations
+  std::uint64_t dropped = 0;  // annotations refused by the full buffer pool
   std::uint64_t frames = 0;
   std::uint64_t counter_samples = 0;
   std::uint64_t counter_samples_dropped = 0;
   std::uint64_t gpu_records = 0;          // rows of the GPU tables written
   std::uint64_t gpu_records_dropped = 0;  // refused by the GpuRecordBuffer or unwritable
+  // Frames that could not be written (disk full, ...) and their annotations.
+  std::uint64_t frames_lost_to_write_errors = 0;
+  std::uint64_t annotations_lost_to_write_errors = 0;
+  std::string last_write_error;  // the last failed write's message
 };
 
-// The counts accumulated since `then` (a rotated file's share of a session).
-// Covers every field of DrainResult.
+// The counts accumulated since `then` (a rotated file's share of a session),
+// and the last write error if any write failed since. Covers every field of
+// DrainResult.
 DrainResult CountsSince(const DrainResult& now, const DrainResult& then);
 
 class RankFileSequence;

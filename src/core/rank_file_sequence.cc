@@ -51,7 +51,7 @@ void RankFileSequence::Rotate(const DrainResult& session_counts) {
                                                        : Status(StatusCode::kIoError, error);
   if (st.ok()) st = next->Append(trace_format::kHeaderTag, next_header);
   if (!st.ok()) {
-    if (next) next->Close();
+    if (next) next->Discard();  // the next attempt creates it again
     WarnOnce("rotate", "RotateIntervalS: cannot start the next trace file (" + st.message() + "); '" +
                            current_->path() + "' goes on");
     return;
@@ -87,6 +87,9 @@ Status RankFileSequence::CloseCurrent(const DrainResult& session_counts, std::ui
   footer.set_cupti_records_dropped(cupti_records_dropped);
   footer.set_next_file(next_file);
   if (gpu_report_) *footer.mutable_gpu_collection() = *gpu_report_;
+  footer.set_frames_lost_to_write_errors(counts.frames_lost_to_write_errors);
+  footer.set_annotations_lost_to_write_errors(counts.annotations_lost_to_write_errors);
+  footer.set_last_write_error(counts.last_write_error);
   Status status = current_->Append(trace_format::kFooterTag, footer);
   if (Status closed = current_->Close(); status.ok()) status = closed;
   if (status.ok()) ClosedFileQueue::Get().Push(current_->path());

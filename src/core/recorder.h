@@ -47,8 +47,9 @@ struct InnermostRange {
 
 struct ThreadState {
   std::uint32_t tid = 0;
-  std::uint32_t index = 0;               // registry slot, part of every handle
-  std::uint32_t scope_depth = 0;         // open RAII/with scopes; owner thread only
+  std::uint32_t index = 0;  // registry slot, part of every handle
+  // Open RAII/with scopes: written by the owner only, read at stop.
+  std::atomic<std::uint32_t> scope_depth{0};
   std::atomic<Chunk*> current{nullptr};  // written by the owner only
   std::atomic<bool> exited{false};
 
@@ -86,8 +87,15 @@ class Recorder {
 
   // Reads every record published since the last pass, calling
   // `sink(records, count)` for each contiguous run. Drain thread only.
+  // `after_sealed_chunk()` runs, holding no lock, after each queued full
+  // chunk was read and returned to the pool: the drain writes frames there,
+  // so that what it holds besides the pool stays about one frame.
+  template <typename Sink, typename AfterChunk>
+  void DrainOnce(Sink&& sink, AfterChunk&& after_sealed_chunk);
   template <typename Sink>
-  void DrainOnce(Sink&& sink);
+  void DrainOnce(Sink&& sink) {
+    DrainOnce(sink, [] {});
+  }
 
   // Waits until a producer asks for a drain (the pool is half used) or
   // `timeout_ms` passes.
@@ -160,8 +168,8 @@ void Recorder::Consume(Chunk* chunk, Sink& sink) {
   }
 }
 
-template <typename Sink>
-void Recorder::DrainOnce(Sink&& sink) {
+template <typename Sink, typename AfterChunk>
+void Recorder::DrainOnce(Sink&& sink, AfterChunk&& after_sealed_chunk) {
   std::vector<Chunk*> sealed;
   {
     std::lock_guard<std::mutex> lock(sealed_mutex_);
@@ -170,12 +178,15 @@ void Recorder::DrainOnce(Sink&& sink) {
   for (Chunk* chunk : sealed) {
     Consume(chunk, sink);
     pool_.Release(chunk);
+    after_sealed_chunk();
   }
   std::lock_guard<std::mutex> lock(registry_mutex_);
   for (std::size_t i = 0; i < threads_.size();) {
     ThreadState* thread = threads_[i];
     if (Chunk* chunk = thread->current.load(std::memory_order_acquire)) Consume(chunk, sink);
-    if (thread->exited.load(std::memory_order_acquire)) {
+    // A thread's handle ranges may still be ended (or counted at stop) after
+    // it exits: its state lives on until none is open.
+    if (thread->exited.load(std::memory_order_acquire) && thread->OpenRanges() == 0) {
       threads_[i] = threads_.back();
       threads_.pop_back();
       delete thread;

@@ -20,6 +20,7 @@ struct ResolvedConfig {
   Tristate enable_cuda = Tristate::kAuto;
   bool enable_perf = true;
   bool enable_fork_follow = false;
+  bool stop_on_sigterm = true;  // stop the session (footer) on SIGTERM
   std::uint32_t bucket_count = 16;
   std::uint32_t bucket_size_mb = 4;
   // CUPTI activity buffers (and, again, decoded GPU records) held at most.

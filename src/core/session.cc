@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
@@ -24,6 +25,7 @@
 #include "core/record_path.h"
 #include "core/recorder.h"
 #include "core/resolved_config.h"
+#include "core/sigterm_stop.h"
 #include "core/warnings.h"
 #include "smprof/smprof.h"
 #include "trace/file_format.h"
@@ -41,6 +43,10 @@ namespace {
 
 // Counter samples buffered between two frames, at most (about 24 MiB).
 constexpr std::size_t kMaxCounterSamples = 1 << 20;
+
+// How long a SIGTERM waits for the session to stop before the process goes on
+// to end (docs/CONFIG.md, StopOnSigterm).
+constexpr std::chrono::seconds kSigtermStopTimeout{10};
 
 struct SessionState {
   std::mutex control;  // serializes Start, Stop and fork
@@ -73,11 +79,15 @@ void ClearOpenRanges() {
   });
 }
 
+// Handle ranges (of running and exited threads) and RAII/with scopes open at
+// stop: none of them is recorded.
 std::uint64_t CountOpenRanges() {
   Recorder& recorder = Recorder::Get();
   std::uint64_t open = 0;
   std::lock_guard<std::mutex> lock(recorder.registry_mutex());
-  recorder.ForEachThreadLocked([&open](ThreadState* thread) { open += thread->OpenRanges(); });
+  recorder.ForEachThreadLocked([&open](ThreadState* thread) {
+    open += thread->OpenRanges() + thread->scope_depth.load(std::memory_order_relaxed);
+  });
   return open;
 }
 
@@ -93,6 +103,23 @@ std::atomic<bool> g_stopping_at_exit{false};
 void StopAtExit() {
   g_stopping_at_exit.store(true, std::memory_order_relaxed);
   if (IsProfiling()) Stop();
+}
+
+// A followed child forked from a thread other than the main one runs on that
+// thread alone, and no exit() ends it: when the thread returns, it leaves
+// through pthread_exit, and the process ends only once its last thread has.
+// The child's own drain and sampler threads would keep it alive for ever; the
+// forking thread's exit stops the session (last frame, footer), which ends
+// them. Run by the thread-specific data destructor below.
+void StopWhenTheForkingThreadExits(void*) { StopAtExit(); }
+
+pthread_key_t ForkingThreadKey() {
+  static const pthread_key_t key = [] {
+    pthread_key_t k;
+    pthread_key_create(&k, StopWhenTheForkingThreadExits);
+    return k;
+  }();
+  return key;
 }
 
 void ForkPrepare() {
@@ -161,6 +188,7 @@ Status StartLocked(SessionState& s, const ResolvedConfig& config, const ClockPai
   // CUPTI flush, run before CUPTI tears itself down.
   static std::once_flag cuda_exit_hook;
   if (cuda.active) std::call_once(cuda_exit_hook, [] { std::atexit(StopAtExit); });
+  if (config.stop_on_sigterm) StopOnSigterm(StopAtExit, kSigtermStopTimeout);
 
   s.config = config;
   s.files = std::move(files);
@@ -183,6 +211,7 @@ Status StartLocked(SessionState& s, const ResolvedConfig& config, const ClockPai
 
 Status StopLocked(SessionState& s) {
   g_recording.store(false, std::memory_order_release);
+  ReleaseSigterm();
   if (s.sampler) s.sampler->Stop();  // its last sample goes into the last frame
   // Flushes CUPTI's last records into s.gpu_records for the last frame.
   s.gpu_totals = StopCudaCollection(g_stopping_at_exit.load(std::memory_order_relaxed));
@@ -197,7 +226,7 @@ Status StopLocked(SessionState& s) {
   const Status status = s.files->Finish(s.drained, CountOpenRanges(), s.gpu_totals.cupti_dropped);
 
   s.last_stats.annotations_written = s.drained.written;
-  s.last_stats.annotations_dropped = s.drained.dropped;
+  s.last_stats.annotations_dropped = s.drained.dropped + s.drained.annotations_lost_to_write_errors;
   s.last_stats.frames_written = s.drained.frames;
   s.last_stats.bytes_written = s.files->bytes_written();
   s.files.reset();
@@ -210,6 +239,12 @@ Status StopLocked(SessionState& s) {
          std::to_string(s.config.cuda_buffer_mb) + " was full); raise CudaBufferMB or lower FlushIntervalMs");
   }
   WarnAboutGpuCollection(s.gpu_totals.losses);
+  if (s.drained.frames_lost_to_write_errors > 0) {
+    Warn("lost " + std::to_string(s.drained.frames_lost_to_write_errors) + " frame(s) with " +
+         std::to_string(s.drained.annotations_lost_to_write_errors) +
+         " annotations that could not be written (last error: " + s.drained.last_write_error +
+         "); the footer counts them");
+  }
   if (s.drained.dropped > 0) {
     std::ostringstream message;
     message << "dropped " << s.drained.dropped << " of " << (s.drained.written + s.drained.dropped)
@@ -252,6 +287,7 @@ void StartPendingChild() {
 // into its own file.
 void ForkChild() {
   AbandonCudaCollectionInChild();
+  ForgetSigtermStopInChild();
   ClosedFileQueue::Get().UnlockAfterFork(true);
   NameTable::Get().mutex().unlock();
   Recorder::Get().UnlockAfterFork();
@@ -272,13 +308,17 @@ void ForkChild() {
       Pending() = PendingChild{true, ReadClockPair(), s.last_stats.path};
       Recorder::Get().StartOnFirstEvent(StartPendingChild);
       g_recording.store(true, std::memory_order_relaxed);
+      pthread_setspecific(ForkingThreadKey(), &Pending());  // any non-null value
     }
   }
   s.control.unlock();
 }
 
 struct ProcessHooks {
-  ProcessHooks() { pthread_atfork(ForkPrepare, ForkParent, ForkChild); }
+  ProcessHooks() {
+    ForkingThreadKey();  // created before any fork: the child only sets it
+    pthread_atfork(ForkPrepare, ForkParent, ForkChild);
+  }
 };
 const ProcessHooks g_process_hooks;
 

@@ -10,6 +10,7 @@
 
 #include "analysis/job_summary.h"
 #include "analysis/job_tables.h"
+#include "python/text.h"
 
 namespace py = pybind11;
 
@@ -57,9 +58,7 @@ py::list ToList(const smprof::analysis::Column& column) {
     case Type::kString: {
       py::list out(column.strings.size());
       for (std::size_t i = 0; i < column.strings.size(); ++i) {
-        const std::string& s = column.strings[i];
-        out[i] = py::reinterpret_steal<py::object>(
-            PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "replace"));
+        out[i] = Text(column.strings[i]);
       }
       return out;
     }

@@ -4,17 +4,12 @@
 #include <string_view>
 #include <vector>
 
+#include "python/text.h"
 #include "trace/gpu_codec.h"
 
 namespace py = pybind11;
 
 namespace smppy {
-
-py::str TraceText(std::string_view text) {
-  PyObject* decoded = PyUnicode_DecodeUTF8(text.data(), static_cast<Py_ssize_t>(text.size()), "replace");
-  if (decoded == nullptr) throw py::error_already_set();
-  return py::reinterpret_steal<py::str>(decoded);
-}
 
 namespace {
 
@@ -39,7 +34,7 @@ py::dict GpuActivities(const smprof::trace::Frame& frame) {
   c["start_ns"] = Column(rows, [](const GpuActivityRow& r) { return py::int_(r.start_ns); });
   c["dur_ns"] = Column(rows, [](const GpuActivityRow& r) { return py::int_(r.dur_ns); });
   c["kind"] = Column(rows, [](const GpuActivityRow& r) { return py::int_(r.kind); });
-  c["name"] = Column(rows, [](const GpuActivityRow& r) { return TraceText(r.name); });
+  c["name"] = Column(rows, [](const GpuActivityRow& r) { return Text(r.name); });
   c["device"] = Column(rows, [](const GpuActivityRow& r) { return py::int_(r.device); });
   c["context"] = Column(rows, [](const GpuActivityRow& r) { return py::int_(r.context); });
   c["stream"] = Column(rows, [](const GpuActivityRow& r) { return py::int_(r.stream); });
@@ -64,7 +59,7 @@ py::dict ApiCalls(const smprof::trace::Frame& frame) {
   py::dict c;
   c["start_ns"] = Column(rows, [](const ApiCallRow& r) { return py::int_(r.start_ns); });
   c["dur_ns"] = Column(rows, [](const ApiCallRow& r) { return py::int_(r.dur_ns); });
-  c["name"] = Column(rows, [](const ApiCallRow& r) { return TraceText(r.name); });
+  c["name"] = Column(rows, [](const ApiCallRow& r) { return Text(r.name); });
   c["tid"] = Column(rows, [](const ApiCallRow& r) { return py::int_(r.tid); });
   c["correlation_id"] = Column(rows, [](const ApiCallRow& r) { return py::int_(r.correlation_id); });
   c["domain"] = Column(rows, [](const ApiCallRow& r) { return py::int_(r.domain); });
@@ -78,7 +73,7 @@ py::dict ExternalCorrelations(const smprof::trace::Frame& frame) {
   c["correlation_id"] = Column(rows, [](const ExternalCorrelationRow& r) { return py::int_(r.correlation_id); });
   c["external_id"] = Column(rows, [](const ExternalCorrelationRow& r) { return py::int_(r.external_id); });
   c["external_kind"] = Column(rows, [](const ExternalCorrelationRow& r) { return py::int_(r.external_kind); });
-  c["name"] = Column(rows, [](const ExternalCorrelationRow& r) { return TraceText(r.name); });
+  c["name"] = Column(rows, [](const ExternalCorrelationRow& r) { return Text(r.name); });
   return c;
 }
 
@@ -88,8 +83,8 @@ py::dict Markers(const smprof::trace::Frame& frame) {
   py::dict c;
   c["start_ns"] = Column(rows, [](const MarkerRow& r) { return py::int_(r.start_ns); });
   c["dur_ns"] = Column(rows, [](const MarkerRow& r) { return py::int_(r.dur_ns); });
-  c["name"] = Column(rows, [](const MarkerRow& r) { return TraceText(r.name); });
-  c["domain"] = Column(rows, [](const MarkerRow& r) { return TraceText(r.domain); });
+  c["name"] = Column(rows, [](const MarkerRow& r) { return Text(r.name); });
+  c["domain"] = Column(rows, [](const MarkerRow& r) { return Text(r.domain); });
   c["tid"] = Column(rows, [](const MarkerRow& r) { return py::int_(r.tid); });
   return c;
 }
@@ -100,7 +95,7 @@ py::dict Overheads(const smprof::trace::Frame& frame) {
   py::dict c;
   c["start_ns"] = Column(rows, [](const OverheadRow& r) { return py::int_(r.start_ns); });
   c["dur_ns"] = Column(rows, [](const OverheadRow& r) { return py::int_(r.dur_ns); });
-  c["name"] = Column(rows, [](const OverheadRow& r) { return TraceText(r.name); });
+  c["name"] = Column(rows, [](const OverheadRow& r) { return Text(r.name); });
   c["tid"] = Column(rows, [](const OverheadRow& r) { return py::int_(r.tid); });
   return c;
 }

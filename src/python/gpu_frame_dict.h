@@ -12,10 +12,6 @@
 
 namespace smppy {
 
-// A name or text from a trace as str; bytes that are not UTF-8 become U+FFFD
-// (a damaged or foreign name must not stop the reading).
-pybind11::str TraceText(std::string_view text);
-
 // Adds the keys above to `out`; raises RuntimeError on a malformed table.
 void AddGpuTables(const smprof::trace::Frame& frame, pybind11::dict* out);
 

@@ -9,6 +9,7 @@
 #include "python/closed_files.h"
 #include "python/export_bindings.h"
 #include "python/raw_trace_writer.h"
+#include "python/text.h"
 #include "python/trace_file.h"
 #include "smprof/smprof.h"
 
@@ -25,14 +26,16 @@ smprof::Config ToConfig(const std::map<std::string, std::string>& values) {
 // A bad configuration raises ValueError. Anything else (a call in the wrong
 // state, a trace file that cannot be written) returns its message, for the
 // Python layer to warn: the training job must go on.
-std::optional<std::string> Check(const smprof::Status& status) {
+// Messages may quote paths with any bytes: they are decoded like trace text.
+py::object Check(const smprof::Status& status) {
   switch (status.code()) {
     case smprof::StatusCode::kOk:
-      return std::nullopt;
+      return py::none();
     case smprof::StatusCode::kInvalidArgument:
-      throw py::value_error(status.message());
+      PyErr_SetObject(PyExc_ValueError, smppy::Text(status.message()).ptr());
+      throw py::error_already_set();
     default:
-      return status.message();
+      return smppy::Text(status.message());
   }
 }
 
@@ -73,7 +76,10 @@ PYBIND11_MODULE(_smppy, m) {
   m.def("last_session_stats", [] {
     const smprof::SessionStats stats = smprof::LastSessionStats();
     py::dict out;
-    out["path"] = stats.path;
+    // A path: decoded like os.fsdecode, so that it opens the file whatever its bytes.
+    PyObject* path = PyUnicode_DecodeFSDefaultAndSize(stats.path.data(), static_cast<Py_ssize_t>(stats.path.size()));
+    if (path == nullptr) throw py::error_already_set();
+    out["path"] = py::reinterpret_steal<py::str>(path);
     out["annotations_written"] = stats.annotations_written;
     out["annotations_dropped"] = stats.annotations_dropped;
     out["frames_written"] = stats.frames_written;

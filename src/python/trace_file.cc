@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "python/gpu_frame_dict.h"
+#include "python/text.h"
 #include "trace/frame_codec.h"
 #include "trace/trace_reader.h"
 
@@ -26,49 +27,53 @@ py::dict Anchor(const smprof::trace::ClockAnchor& anchor) {
 py::dict HeaderDict(const smprof::trace::FileHeader& h) {
   py::dict out;
   out["format_version"] = h.format_version();
-  out["library_version"] = h.library_version();
-  out["host"] = h.host();
+  out["library_version"] = Text(h.library_version());
+  out["host"] = Text(h.host());
   out["rank"] = h.rank();
   out["local_rank"] = h.local_rank();
   out["world_size"] = h.world_size();
-  out["job"] = h.job();
-  out["rank_source"] = h.rank_source();
+  out["job"] = Text(h.job());
+  out["rank_source"] = Text(h.rank_source());
   out["pid"] = h.pid();
   out["parent_pid"] = h.parent_pid();
-  out["argv"] = std::vector<std::string>(h.argv().begin(), h.argv().end());
-  out["config"] = std::map<std::string, std::string>(h.config().begin(), h.config().end());
+  py::list argv;
+  for (const std::string& arg : h.argv()) argv.append(Text(arg));
+  out["argv"] = argv;
+  py::dict config;
+  for (const auto& [key, value] : h.config()) config[Text(key)] = Text(value);
+  out["config"] = config;
   out["start"] = Anchor(h.start());
   out["session_index"] = h.session_index();
   py::list collectors;
   for (const auto& c : h.collectors()) {
     py::dict collector;
-    collector["name"] = c.name();
+    collector["name"] = Text(c.name());
     collector["active"] = c.active();
-    collector["reason"] = c.reason();
+    collector["reason"] = Text(c.reason());
     collectors.append(collector);
   }
   out["collectors"] = collectors;
   out["forked_child"] = h.forked_child();
-  out["parent_trace"] = h.parent_trace();
+  out["parent_trace"] = Text(h.parent_trace());
   py::list perf_events;
   for (const auto& e : h.perf_events()) {
     py::dict event;
-    event["name"] = e.name();
-    event["track"] = e.track();
-    event["unit"] = e.unit();
+    event["name"] = Text(e.name());
+    event["track"] = Text(e.track());
+    event["unit"] = Text(e.unit());
     event["active"] = e.active();
-    event["reason"] = e.reason();
+    event["reason"] = Text(e.reason());
     event["cpus"] = e.cpus();
-    event["per_cpu_reason"] = e.per_cpu_reason();
+    event["per_cpu_reason"] = Text(e.per_cpu_reason());
     perf_events.append(event);
   }
   out["perf_events"] = perf_events;
-  out["perf_per_cpu_reason"] = h.perf_per_cpu_reason();
+  out["perf_per_cpu_reason"] = Text(h.perf_per_cpu_reason());
   out["cupti_version"] = h.cupti_version();
   out["cuda_driver_version"] = h.cuda_driver_version();
-  out["gpu_timebase"] = h.gpu_timebase();
+  out["gpu_timebase"] = Text(h.gpu_timebase());
   out["file_index"] = h.file_index();
-  out["previous_file"] = h.previous_file();
+  out["previous_file"] = Text(h.previous_file());
   return out;
 }
 
@@ -83,7 +88,10 @@ py::dict FooterDict(const smprof::trace::Footer& f) {
   out["gpu_records_written"] = f.gpu_records_written();
   out["gpu_records_dropped"] = f.gpu_records_dropped();
   out["cupti_records_dropped"] = f.cupti_records_dropped();
-  out["next_file"] = f.next_file();
+  out["next_file"] = Text(f.next_file());
+  out["frames_lost_to_write_errors"] = f.frames_lost_to_write_errors();
+  out["annotations_lost_to_write_errors"] = f.annotations_lost_to_write_errors();
+  out["last_write_error"] = Text(f.last_write_error());
   const auto& g = f.gpu_collection();
   py::dict gpu;
   gpu["incomplete_records"] = g.incomplete_records();
@@ -114,7 +122,7 @@ py::dict FrameDict(const smprof::trace::Frame& frame) {
   for (std::size_t i = 0; i < n; ++i) {
     start[i] = py::int_(rows[i].start_ns);
     dur[i] = py::int_(rows[i].dur_ns);
-    name[i] = TraceText(rows[i].name);
+    name[i] = Text(rows[i].name);
     tid[i] = py::int_(rows[i].tid);
     depth[i] = py::int_(rows[i].depth);
   }
@@ -125,7 +133,7 @@ py::dict FrameDict(const smprof::trace::Frame& frame) {
   annotations["tid"] = tid;
   annotations["depth"] = depth;
   py::dict threads;
-  for (const auto& thread : frame.threads()) threads[py::int_(thread.tid())] = thread.name();
+  for (const auto& thread : frame.threads()) threads[py::int_(thread.tid())] = Text(thread.name());
 
   std::vector<smprof::internal::CounterRow> samples;
   if (smprof::Status s = smprof::internal::DecodeCounters(frame, &samples); !s.ok()) {
@@ -136,8 +144,8 @@ py::dict FrameDict(const smprof::trace::Frame& frame) {
   for (std::size_t i = 0; i < m; ++i) {
     counter_ts[i] = py::int_(samples[i].ts_ns);
     counter_value[i] = py::float_(samples[i].value);
-    counter_name[i] = TraceText(samples[i].name);
-    counter_unit[i] = TraceText(samples[i].unit);
+    counter_name[i] = Text(samples[i].name);
+    counter_unit[i] = Text(samples[i].unit);
   }
   py::dict counters;
   counters["ts_ns"] = counter_ts;
@@ -182,7 +190,7 @@ class TraceFile {
   py::object problem() const {
     const std::string& read = reader_->problem();
     if (read.empty() && decode_problem_.empty()) return py::none();
-    return py::str(read.empty() ? decode_problem_ : decode_problem_.empty() ? read : decode_problem_ + "; " + read);
+    return Text(read.empty() ? decode_problem_ : decode_problem_.empty() ? read : decode_problem_ + "; " + read);
   }
   std::uint64_t problem_offset() const { return reader_->problem_offset(); }
 

@@ -26,7 +26,10 @@ Status TraceWriter::Create(const std::string& path, int compression_level, std::
     return Status(StatusCode::kIoError, "cannot create trace file '" + path + "': " + std::strerror(errno));
   }
   std::unique_ptr<TraceWriter> writer(new TraceWriter(fd, path, compression_level));
-  if (Status s = writer->WriteAll(trace_format::kMagic, sizeof(trace_format::kMagic)); !s.ok()) return s;
+  if (Status s = writer->WriteAll(trace_format::kMagic, sizeof(trace_format::kMagic)); !s.ok()) {
+    writer->Discard();
+    return s;
+  }
   *out = std::move(writer);
   return Status::Ok();
 }
@@ -73,11 +76,16 @@ Status TraceWriter::Append(std::string_view tag, const google::protobuf::Message
 
 Status TraceWriter::WriteAll(const void* data, std::size_t size) {
   const auto* p = static_cast<const char*>(data);
+  const std::uint64_t complete = bytes_written_;
   while (size > 0) {
     const ssize_t n = ::write(fd_, p, size);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
-      return Status(StatusCode::kIoError, "cannot write trace file '" + path_ + "': " + std::strerror(errno));
+      const std::string cause = n < 0 ? std::strerror(errno) : "nothing written";
+      // Cut the partial chunk off: what follows, once writes work again,
+      // must come right after the last complete chunk.
+      if (bytes_written_ != complete && ::ftruncate(fd_, static_cast<off_t>(complete)) == 0) bytes_written_ = complete;
+      return Status(StatusCode::kIoError, "cannot write trace file '" + path_ + "': " + cause);
     }
     p += n;
     size -= static_cast<std::size_t>(n);
@@ -97,6 +105,11 @@ Status TraceWriter::Close() {
 void TraceWriter::Abandon() {
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
+}
+
+void TraceWriter::Discard() {
+  Abandon();
+  ::unlink(path_.c_str());
 }
 
 }  // namespace smprof::internal

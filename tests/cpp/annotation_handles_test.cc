@@ -1,8 +1,9 @@
 // Handle ranges (AnnotationBegin/AnnotationEnd): in-order ends, double ends,
 // out-of-order ends (recorded once), ends on another thread (recorded with
 // the beginning thread's tid), handle 0, begin without a session, handles
-// that outlive their session, the cap on open ranges per thread, and races
-// between the owner's lock-free innermost range and ends on other threads.
+// that outlive their session, the cap on open ranges per thread, races
+// between the owner's lock-free innermost range and ends on other threads,
+// and the count of ranges (handles and scopes) still open at stop.
 #include <gtest/gtest.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -261,6 +262,20 @@ TEST_F(AnnotationHandles, OpenRangesPerThreadAreCapped) {
   EXPECT_EQ(min_depth, 0u);
   EXPECT_EQ(max_depth, 4095u);
   EXPECT_EQ(footer_.open_ranges_at_stop(), 1u);
+}
+
+TEST_F(AnnotationHandles, RangesOpenAtStopAreCountedWhateverTheirKind) {
+  const AnnotationHandle kept_open = AnnotationBegin("handle-open");
+  ASSERT_NE(kept_open, 0u);
+  std::thread([] { ASSERT_NE(AnnotationBegin("opened-by-an-exited-thread"), 0u); }).join();
+  {
+    Scope outer(InternName("scope-open"));
+    Scope inner(InternName("nested-scope-open"));
+    ASSERT_TRUE(Stop().ok());
+  }
+  const TraceFileContents trace = ReadTraceFile(LastSessionStats().path);
+  EXPECT_EQ(trace.footer.open_ranges_at_stop(), 4u) << "one handle, one handle of an exited thread, two scopes";
+  EXPECT_TRUE(trace.ranges.empty());
 }
 
 TEST_F(AnnotationHandles, HandleEndedAfterStopIsNotRecorded) {

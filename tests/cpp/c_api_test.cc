@@ -1,7 +1,8 @@
 // The C API (smprof_c.h): start from key/value arrays, status codes and
 // smprof_last_error() messages, begin/end by name and by interned id, stop,
-// and that the calls agree with the C++ API.
+// names that are not UTF-8, and that the calls agree with the C++ API.
 #include <gtest/gtest.h>
+#include <pthread.h>
 
 #include <filesystem>
 #include <string>
@@ -125,6 +126,35 @@ TEST(CApi, NoKeysStartsWithDefaultsAndNullNameIsHarmless) {
   const TraceFileContents trace = ReadTraceFile(smprof::LastSessionStats().path);
   ASSERT_EQ(trace.ranges.size(), 1u);
   EXPECT_EQ(trace.ranges[0].name, "");
+}
+
+TEST(CApi, ANameThatIsNotUtf8KeepsItsBytesAndLosesNoOtherEvent) {
+  TempDir dir;
+  const std::string path = dir.File("bytes_%s.smprof");
+  const char* keys[] = {"RecordFile"};
+  const char* values[] = {path.c_str()};
+  ASSERT_EQ(smprof_start(keys, values, 1), SMPROF_OK) << smprof_last_error();
+  const std::string latin1 = "caf\xe9 \xff\xfe";  // not UTF-8
+  for (int i = 0; i < 100; ++i) smprof_annotation_end(smprof_annotation_begin("good"));
+  smprof_annotation_end(smprof_annotation_begin(latin1.c_str()));
+  // A thread named with bytes that are not UTF-8 either.
+  std::thread([] {
+    pthread_setname_np(pthread_self(), "thr\xc3");
+    smprof_annotation_end(smprof_annotation_begin("on-a-thread"));
+  }).join();
+  ASSERT_EQ(smprof_stop(), SMPROF_OK) << smprof_last_error();
+  const TraceFileContents trace = ReadTraceFile(smprof::LastSessionStats().path);
+  ASSERT_TRUE(trace.problem.empty()) << trace.problem;
+  ASSERT_EQ(trace.ranges.size(), 102u);
+  std::size_t good = 0;
+  std::size_t bytes = 0;
+  for (const auto& range : trace.ranges) {
+    good += range.name == "good";
+    bytes += range.name == latin1;
+  }
+  EXPECT_EQ(good, 100u);
+  EXPECT_EQ(bytes, 1u) << "the name is written as the caller's bytes";
+  EXPECT_EQ(trace.footer.annotations_written(), 102u);
 }
 
 TEST(CApi, BeginWithoutSessionReturnsZero) {

@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "collectors/cpu/perf_counters.h"
 #include "core/resolved_config.h"
@@ -58,14 +59,15 @@ const std::map<std::string, std::string> kDefaults = {
     {"RotateIntervalS", "600"},
     {"UploadUri", ""},
     {"UploadExitTimeoutS", "120"},
+    {"StopOnSigterm", "1"},
 };
 
 TEST(Config, KeysAreTheDocumentedOnesInOrder) {
   const std::vector<std::string> expected = {
-      "EnableCuda",        "EnablePerf",        "PerfEvents",   "CpuSampleIntervalMs", "CpuProfilingDurationS",
-      "EnableForkFollow",  "BucketCount",       "BucketSizeMB", "CudaBufferMB",        "CudaSyncAtStop",
-      "CudaFlushPeriodMs", "Compression",       "RecordFile",   "FlushIntervalMs",     "RotateIntervalS",
-      "UploadUri",         "UploadExitTimeoutS"};
+      "EnableCuda",        "EnablePerf",         "PerfEvents",   "CpuSampleIntervalMs", "CpuProfilingDurationS",
+      "EnableForkFollow",  "BucketCount",        "BucketSizeMB", "CudaBufferMB",        "CudaSyncAtStop",
+      "CudaFlushPeriodMs", "Compression",        "RecordFile",   "FlushIntervalMs",     "RotateIntervalS",
+      "UploadUri",         "UploadExitTimeoutS", "StopOnSigterm"};
   EXPECT_EQ(ConfigKeys(), expected);
 }
 
@@ -76,6 +78,7 @@ TEST(Config, EveryKeyHasItsDefault) {
   EXPECT_EQ(c.enable_cuda, Tristate::kAuto);
   EXPECT_TRUE(c.enable_perf);
   EXPECT_FALSE(c.enable_fork_follow);
+  EXPECT_TRUE(c.stop_on_sigterm);
   EXPECT_EQ(c.bucket_count, 16u);
   EXPECT_EQ(c.bucket_size_mb, 4u);
   EXPECT_EQ(c.compression_level, 3);
@@ -110,7 +113,8 @@ TEST(Config, EnvironmentOverridesEveryDefault) {
                                                 {"SMP_UPLOAD_EXIT_TIMEOUT_S", "5"},
                                                 {"SMP_CUDA_BUFFER_MB", "16"},
                                                 {"SMP_CUDA_SYNC_AT_STOP", "0"},
-                                                {"SMP_CUDA_FLUSH_PERIOD_MS", "0"}});
+                                                {"SMP_CUDA_FLUSH_PERIOD_MS", "0"},
+                                                {"SMP_STOP_ON_SIGTERM", "0"}});
   EXPECT_EQ(c.enable_cuda, Tristate::kOn);
   EXPECT_FALSE(c.enable_perf);
   EXPECT_TRUE(c.enable_fork_follow);
@@ -128,6 +132,7 @@ TEST(Config, EnvironmentOverridesEveryDefault) {
   EXPECT_EQ(c.cuda_buffer_mb, 16u);
   EXPECT_FALSE(c.cuda_sync_at_stop);
   EXPECT_EQ(c.cuda_flush_period_ms, 0u);
+  EXPECT_FALSE(c.stop_on_sigterm);
   EXPECT_EQ(c.explicit_keys.size(), kDefaults.size());
   EXPECT_EQ(c.effective.at("BucketCount"), "8");
 }
@@ -224,6 +229,73 @@ TEST(Config, RecordFileAcceptsEveryCodeAndRejectsOthers) {
   ResolveError(One("RecordFile", "%P"));
 }
 
+// Values each key must refuse: NUL-cut values ("100\0junk" is not 100),
+// signs, spaces, other bases, and malformed paths and URIs.
+struct InvalidValue {
+  const char* key;
+  std::string value;
+  const char* valid;  // part of the key's valid values, as the error lists them
+};
+
+const std::vector<InvalidValue>& InvalidValues() {
+  using namespace std::string_literals;
+  static const std::vector<InvalidValue> values = {
+      {"BucketCount", "100\0junk"s, "from 1 to 4096"},
+      {"BucketCount", "+8", "from 1 to 4096"},
+      {"BucketCount", " 8", "from 1 to 4096"},
+      {"BucketCount", "8 ", "from 1 to 4096"},
+      {"BucketCount", "0x10", "from 1 to 4096"},
+      {"BucketSizeMB", "-0", "from 1 to 4096"},
+      {"CudaBufferMB", "64\0"s, "from 8 to 4096"},
+      {"FlushIntervalMs", "\t100", "from 10 to 60000"},
+      {"CpuSampleIntervalMs", "1e2", "from 10 to 60000"},
+      {"CpuProfilingDurationS", "-0", "from 0 (no CPU sampling)"},
+      {"RotateIntervalS", "+0", "from 0 (one file per session)"},
+      {"UploadExitTimeoutS", "000000000000000120", "from 0 to 86400"},
+      {"EnablePerf", "1\0"s, "1 or 0"},
+      {"EnableForkFollow", "yes\n", "1 or 0"},
+      {"EnableCuda", "auto\0"s, "auto, 1 or 0"},
+      {"Compression", "3\0junk"s, "zstd, none, or a zstd level"},
+      {"Compression", "+3", "zstd, none, or a zstd level"},
+      {"PerfEvents", "cycles\0instructions"s, "comma-separated list of perf event names"},
+      {"RecordFile", "/tmp/a\0/etc/b.smprof"s, "%p pid"},
+      {"RecordFile", "out/\n.smprof", "%p pid"},
+      {"RecordFile", "out/traces/", "not ending in '/'"},
+      {"UploadUri", "s3://bucket\0/x"s, "s3://bucket/prefix"},
+      {"UploadUri", "s3://Bucket/x", "3-63 lowercase letters"},
+      {"UploadUri", "s3://b", "3-63 lowercase letters"},
+      {"UploadUri", "s3://bu cket", "3-63 lowercase letters"},
+      {"UploadUri", "s3://-bucket-/x", "3-63 lowercase letters"},
+  };
+  return values;
+}
+
+TEST(Config, EveryKeyRefusesStrictlyInvalidValuesAndSaysWhichKeyAndWhatIsValid) {
+  for (const InvalidValue& bad : InvalidValues()) {
+    const std::string what = std::string(bad.key) + "=" + bad.value;
+    const std::string message = ResolveError(One(bad.key, bad.value));
+    EXPECT_NE(message.find("'" + std::string(bad.key) + "'"), std::string::npos) << what << ": " << message;
+    EXPECT_NE(message.find(bad.valid), std::string::npos) << what << ": " << message;
+    EXPECT_EQ(message.find('\0'), std::string::npos) << what << ": the message escapes control characters";
+    const std::string from_env = ResolveError(Config(), {{EnvNameFor(bad.key), bad.value}});
+    EXPECT_NE(from_env.find(EnvNameFor(bad.key)), std::string::npos) << what << ": " << from_env;
+  }
+}
+
+TEST(Config, ControlCharactersInAValueAreShownEscaped) {
+  using namespace std::string_literals;
+  const std::string message = ResolveError(One("BucketCount", "100\0junk"s));
+  EXPECT_NE(message.find("'100\\x00junk'"), std::string::npos) << message;
+  EXPECT_NE(message.find("control character"), std::string::npos) << message;
+}
+
+TEST(Config, StrictParsingStillAcceptsPlainValues) {
+  EXPECT_EQ(ResolveOk(One("BucketCount", "08")).bucket_count, 8u);
+  EXPECT_EQ(ResolveOk(One("RecordFile", "out/trace_%p.smprof")).record_file, "out/trace_%p.smprof");
+  EXPECT_EQ(ResolveOk(One("UploadUri", "s3://my-bucket.v2")).upload_uri, "s3://my-bucket.v2");
+  EXPECT_EQ(ResolveOk(One("UploadUri", "s3://my-bucket/a/b/")).upload_uri, "s3://my-bucket/a/b/");
+}
+
 TEST(Config, EnvNameForMapsCamelCaseToUpperSnakeCase) {
   EXPECT_EQ(EnvNameFor("EnableCuda"), "SMP_ENABLE_CUDA");
   EXPECT_EQ(EnvNameFor("EnablePerf"), "SMP_ENABLE_PERF");
@@ -254,6 +326,7 @@ TEST(Config, RotationAndUploadKeys) {
     EXPECT_NE(message.find("s3://bucket/prefix"), std::string::npos) << message;
   }
   EXPECT_EQ(EnvNameFor("RotateIntervalS"), "SMP_ROTATE_INTERVAL_S");
+  EXPECT_EQ(EnvNameFor("StopOnSigterm"), "SMP_STOP_ON_SIGTERM");
   EXPECT_EQ(EnvNameFor("UploadUri"), "SMP_UPLOAD_URI");
 }
 

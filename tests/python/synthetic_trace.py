@@ -76,12 +76,14 @@ def write_trace(path, header_message, frames=(), footer=None, compression_level:
 # ---- frame tables: helpers that fill a Frame's columns from plain rows ------------------------------
 
 
-def string_index(frame, text: str) -> int:
-    """The index of ``text`` in the frame's string table, appended if missing."""
+def string_index(frame, text: str | bytes) -> int:
+    """The index of ``text`` in the frame's string table (bytes: str is UTF-8 encoded),
+    appended if missing."""
+    data = text.encode() if isinstance(text, str) else text
     for i, s in enumerate(frame.strings):
-        if s == text:
+        if s == data:
             return i
-    frame.strings.append(text)
+    frame.strings.append(data)
     return len(frame.strings) - 1
 
 
@@ -90,7 +92,7 @@ def thread_index(frame, tid: int, name: str = "") -> int:
     for i, t in enumerate(frame.threads):
         if t.tid == tid:
             return i
-    frame.threads.add(tid=tid, name=name)
+    frame.threads.add(tid=tid, name=name.encode())
     return len(frame.threads) - 1
 
 

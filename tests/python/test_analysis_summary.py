@@ -21,7 +21,7 @@ MONO_B, REAL_B = 9_000 * MS, REAL_A + 3 * MS  # host-b started 3 ms later on the
 
 def frame(seq: int):
     f = st.pb().Frame(sequence=seq)
-    f.strings.append("")  # index 0: "no name" for external correlations of other kinds
+    f.strings.append(b"")  # index 0: "no name" for external correlations of other kinds
     return f
 
 

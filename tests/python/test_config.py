@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -65,6 +66,46 @@ def test_bad_value_names_key_and_valid_values(key: str, value: str, valid: str) 
         configure({key: value})
     message = str(error.value)
     assert f"'{value}'" in message and f"'{key}'" in message and valid in message
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("BucketCount", "100\x00junk"),
+        ("RecordFile", "/tmp/a\x00/b.smprof"),
+        ("FlushIntervalMs", " 100"),
+        ("BucketSizeMB", "+4"),
+        ("UploadUri", "s3://Bucket"),
+        ("RecordFile", "trace_\ud800.smprof"),
+        ("EnablePerf", "\udcff"),
+        ("BucketCount", 10**5000),
+        ("CpuSampleIntervalMs", -(10**5000)),
+    ],
+    ids=lambda v: f"int of {v.bit_length()} bits" if isinstance(v, int) else None,
+)
+def test_invalid_values_are_refused_naming_the_key(key: str, value: object) -> None:
+    with pytest.raises(ValueError) as error:
+        configure({key: value})
+    assert f"'{key}'" in str(error.value)
+    assert "valid values" in str(error.value)
+
+
+def test_record_file_with_undecodable_bytes_is_a_file_name(tmp_path: Path) -> None:
+    # A str from os.fsdecode: the file is created under its original bytes.
+    name = os.fsdecode(b"trace_\xff_%p.smprof")
+    result = run_python(
+        "import smppy\n"
+        "p = smppy.SMProfiler.instance()\n"
+        f"p.configure({{'RecordFile': {str(tmp_path)!r} + '/' + {name!r}}})\n"
+        "p.start_profiling()\n"
+        "with smppy.annotate('step'):\n"
+        "    pass\n"
+        "p.stop_profiling()\n",
+        cwd=tmp_path,
+    )
+    assert result.returncode == 0, result.stderr
+    (written,) = os.listdir(os.fsencode(tmp_path))
+    assert written.startswith(b"trace_\xff_")
 
 
 def test_values_must_be_strings_ints_or_bools() -> None:

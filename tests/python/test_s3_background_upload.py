@@ -120,3 +120,26 @@ def test_failed_background_upload_leaves_files_on_disk_with_one_warning(s3_serve
         counts.update(e["name"] for e in annotation_events(trace))
         assert trace.footer is not None
     assert counts == {name: steps for name in PHASES}, "nothing lost"
+
+
+def test_a_run_that_exits_right_after_stopping_uploads_its_only_file(s3_server: S3Server, tmp_path: Path):
+    # No rotation, no boto3 imported by the script: the one file is closed by
+    # stop_profiling() just before the interpreter shuts down.
+    s3_server.client().create_bucket(Bucket=BUCKET)
+    out = tmp_path / "out"
+    script = f"""
+import smppy
+profiler = smppy.SMProfiler.instance()
+profiler.configure({{"RecordFile": "{out}/rank%r.smprof", "UploadUri": "s3://{BUCKET}/short"}})
+profiler.start_profiling()
+with smppy.annotate("only-step"):
+    pass
+profiler.stop_profiling()
+"""
+    proc = run_python(script, cwd=tmp_path, env={**s3_server.env(), "SMP_JOB_NAME": "short-job"})
+    assert proc.returncode == 0, proc.stderr
+    assert "background upload" not in proc.stderr, proc.stderr
+    (local,) = find_trace_files(out)
+    host = open_trace(local).header["host"]
+    listed = s3_server.client().list_objects_v2(Bucket=BUCKET).get("Contents", [])
+    assert [o["Key"] for o in listed] == [f"short/short-job/{host}/{local.name}"]

@@ -32,7 +32,7 @@ def rank_file(path: Path, *, job="job-1", host="host-a", rank=0, names=("step",)
     frame = st.pb().Frame()
     st.add_annotations(frame, [(1000 + i, 10, name, 7, 0) for i, name in enumerate(names)])
     for _ in range(int(pad_mib * 1024)):
-        frame.strings.append(os.urandom(512).hex())
+        frame.strings.append(os.urandom(512).hex().encode())
     footer = st.pb().Footer(annotations_written=len(names), frames_written=1) if complete else None
     return st.write_trace(
         path, st.header(job=job, host=host, rank=rank), [frame], footer, compression_level=0
