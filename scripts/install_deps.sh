@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 
 apt_packages=(libprotobuf-dev protobuf-compiler libzstd-dev libgtest-dev libpfm4-dev clang-format ninja-build
               chromium chromium-driver  # the browser the report tests open the HTML in
-              zlib1g-dev)  # gzip output of smprof export
+              zlib1g-dev  # gzip output of smprof export
+              patchelf)  # RPATH $ORIGIN in the GPU check bundle (scripts/gpu_bundle.sh)
 missing=()
 for p in "${apt_packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
