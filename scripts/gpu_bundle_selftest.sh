@@ -26,7 +26,7 @@ for library in $(ldconfig -p | awk '/(libprotobuf-lite|libzstd|libpfm)\.so/ {pri
   hide+=("$(realpath "$library")")
 done
 mounts=""
-for path in $(printf '%s\n' "${hide[@]}" | sort -u); do
+for path in $(printf '%s\n' "${hide[@]}" | sort -ru); do  # inner paths first
   if [ -d "$path" ]; then
     mounts+="mount --bind $tmp/empty $path && "
   else
