@@ -45,6 +45,7 @@ class Trace:
         from smppy.trace import events, open_trace
 
         trace = open_trace(path)
+        self.path = path
         self.header = trace.header
         self.by_type: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for event in events(trace):
@@ -229,7 +230,9 @@ def check_torch(directory: str) -> None:
         bool(in_step) and not wrong,
         f"{len(in_step) - len(wrong)}/{len(in_step)}",
     )
-    # Backward kernels come from autograd's threads, which push nothing.
+    # Backward kernels come from autograd's threads, which push nothing: they
+    # belong to the innermost annotation open in the process at their launch
+    # (docs/GPU.md "Other threads"), here 'Backward'.
     backward = [
         k
         for k in trace.by_type["kernel"]
@@ -237,10 +240,11 @@ def check_torch(directory: str) -> None:
     ]
     attributed = [k for k in backward if attribution(trace, k) == "Backward"]
     row(
-        "torch: backward kernels (autograd threads) attributed to 'Backward'",
+        "torch: backward kernels (autograd threads) launched inside 'Backward'",
         bool(backward) and len(attributed) == len(backward),
         f"{len(attributed)}/{len(backward)}",
     )
+    check_summary_attribution(trace, len(backward))
 
     trace = trace_of("unsynced")
     check_collection(trace, "torch stop without sync")
@@ -279,8 +283,37 @@ def count_kernels(trace: Trace, annotation: str, truth: dict[str, int], check: s
 
 
 def attribution(trace: Trace, kernel: dict[str, Any]) -> str:
-    """The annotation a kernel is attributed to: its launch's pushed one."""
-    return trace.annotation_of.get(kernel["correlation_id"], "")
+    """The annotation a kernel belongs to: the one its launch pushed, else the
+    innermost annotation open anywhere in the process when it was launched."""
+    pushed = trace.annotation_of.get(kernel["correlation_id"])
+    if pushed:
+        return pushed
+    launch = trace.api.get(kernel["correlation_id"])
+    if launch is None:
+        return ""
+    open_then = [
+        a for a in trace.by_type["annotation"] if a["ts_ns"] <= launch["ts_ns"] <= a["ts_ns"] + a["dur_ns"]
+    ]
+    innermost = max(open_then, key=lambda a: (a["ts_ns"], a.get("depth", 0)), default=None)
+    return innermost["name"] if innermost else ""
+
+
+def check_summary_attribution(trace: Trace, backward_kernels: int) -> None:
+    """The job summary's own account: 'Backward' gets the backward kernels, as
+    inferred activities; rows only where the summary has attribution."""
+    from smppy import analysis
+
+    gpu = analysis.summarize(trace.path).get("gpu", {})
+    if "attribution" not in gpu:
+        return
+    entry = next((a for a in gpu.get("per_annotation", []) if a["name"] == "Backward"), {})
+    inferred = entry.get("inferred_activities", 0)
+    row(
+        "torch: the summary gives 'Backward' the backward kernels (inferred)",
+        backward_kernels > 0 and inferred >= backward_kernels,
+        f"{inferred} inferred for {backward_kernels}; unattributed share "
+        f"{gpu['attribution'].get('unattributed_share', '?')}",
+    )
 
 
 def train(directory: str) -> None:
