@@ -38,6 +38,7 @@ mkdir -p "$out"
 out="$(realpath "$out")"
 python="${PYTHON:-python3}"
 step "artifacts in $out; Python $python"
+"$python" -c "import torch" > /dev/null 2>&1 || fail "$python cannot import torch: set PYTHON to the Python that has it"
 
 if [ -n "$bundle" ]; then
   cat "$bundle/BUNDLE.txt"
