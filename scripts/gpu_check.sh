@@ -17,7 +17,9 @@
 # Artifacts (traces, truth, logs) go to $OUT (default: a new temp dir).
 # PYTHON names the interpreter with torch (default: python3).
 # Exit status: 0 all passed, 1 a check failed, 2 no GPU here (nothing checked).
-# With a bundle it takes about a minute; building first adds 2-4 minutes.
+# With a bundle it takes about a minute, and at most about 6: each run has a
+# time limit (150 s for examples/cuda, 200 s for PyTorch); building first
+# adds 2-4 minutes.
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 step() { echo "gpu_check: $* ($(date -u +%T))"; }
@@ -87,13 +89,13 @@ fi
 traces="$out/traces"
 rm -rf "$traces" && mkdir -p "$traces"
 step "running examples/cuda"
-"${app_env[@]}" timeout 180 "$app" "$traces/cuda_app_%p.smprof" > "$out/truth.json" 2> "$out/cuda_app.err"
+"${app_env[@]}" timeout 150 "$app" "$traces/cuda_app_%p.smprof" > "$out/truth.json" 2> "$out/cuda_app.err"
 app_status=$?
 cat "$out/cuda_app.err"
 [ $app_status -eq 0 ] || fail "cuda_app exited with $app_status"
 
 step "running PyTorch on the GPU under smppy"
-SMP_ENABLE_CUDA=1 timeout 240 "$python" "$checker" train "$traces" > "$out/torch.out" 2>&1 ||
+SMP_ENABLE_CUDA=1 timeout 200 "$python" "$checker" train "$traces" > "$out/torch.out" 2>&1 ||
   { cat "$out/torch.out"; fail "the PyTorch run failed"; }
 cat "$out/torch.out"
 
