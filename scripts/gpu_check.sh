@@ -17,9 +17,9 @@
 # Artifacts (traces, truth, logs) go to $OUT (default: a new temp dir).
 # PYTHON names the interpreter with torch (default: python3).
 # Exit status: 0 all passed, 1 a check failed, 2 no GPU here (nothing checked).
-# With a bundle it takes about a minute, and at most about 6: each run has a
-# time limit (150 s for examples/cuda, 200 s for PyTorch); building first
-# adds 2-4 minutes.
+# With a bundle it should take a minute or two (not yet timed on a GPU), and
+# at most about 6: each run has a time limit (150 s for examples/cuda, 200 s
+# for PyTorch). Building first adds 2-4 minutes.
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 step() { echo "gpu_check: $* ($(date -u +%T))"; }
