@@ -65,7 +65,8 @@ def venv_with(name: str, packages: list[str]) -> Path:
 def build_without_toolkit(name: str, python: Path, targets: list[str]) -> str:
     """Configures (and builds `targets`) with the toolkit hidden; the configure output."""
     build = CACHE / f"build-{name}"
-    (build / "CMakeCache.txt").unlink(missing_ok=True)
+    for stale in ["CMakeCache.txt", *targets]:  # each run configures and compiles afresh
+        (build / stale).unlink(missing_ok=True)
     empty = CACHE / "empty"
     empty.mkdir(parents=True, exist_ok=True)
     toolkits = sorted({os.path.realpath(d) for d in glob.glob("/usr/local/cuda*") if os.path.isdir(d)})
