@@ -1,80 +1,110 @@
 #!/usr/bin/env bash
 # GPU collection, checked end to end on a machine with an NVIDIA GPU:
-#   bash scripts/gpu_check.sh [WORK_DIR]      (default: build-gpu-check)
+#   bash scripts/gpu_check.sh --bundle BUNDLE   a bundle from scripts/gpu_bundle.sh:
+#                                               needs only a driver, Python and torch
+#   bash scripts/gpu_check.sh [WORK_DIR]        builds here first (cmake, ninja, nvcc;
+#                                               default WORK_DIR build-gpu-check)
 #
-# 1. builds libsmprof, _smppy and the benchmarks (all cores), stages smppy;
-# 2. builds examples/cuda against an install of it and runs it: known kernels
-#    on two streams, copies, memsets, syncs, cuBLAS GEMMs, under annotations,
-#    with its own ground truth (counts, cudaEvent timings) as JSON;
-# 3. runs a short PyTorch CUDA training loop under smppy (when torch has CUDA);
-# 4. checks the traces against the truth (scripts/gpu_check_trace.py) and
-#    prints a PASS/FAIL table; measures the real CUPTI push/pop cost.
+# 1. runs examples/cuda: known kernels on two streams, copies, memsets, syncs,
+#    cuBLAS GEMMs, under annotations, with its own ground truth (counts,
+#    cudaEvent timings) as JSON;
+# 2. runs PyTorch on the GPU under smppy (scripts/gpu_check_trace.py train):
+#    a training loop started after .cuda() (late start) with forward and
+#    backward annotations, a stop without synchronizing, and torch.profiler
+#    in the same process, before and during a session;
+# 3. checks the traces against the truth and prints a PASS/FAIL table;
+#    building here, also measures the real CUPTI push/pop cost.
+# Artifacts (traces, truth, logs) go to $OUT (default: a new temp dir).
+# PYTHON names the interpreter with torch (default: python3).
 # Exit status: 0 all passed, 1 a check failed, 2 no GPU here (nothing checked).
-# Takes about 2-4 minutes, most of it the build.
+# With a bundle it should take a minute or two (not yet timed on a GPU), and
+# at most about 6: each run has a time limit (150 s for examples/cuda, 200 s
+# for PyTorch). Building first adds 2-4 minutes.
 set -uo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$root"
-work="$(realpath -m "${1:-build-gpu-check}")"
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+step() { echo "gpu_check: $* ($(date -u +%T))"; }
+fail() { echo "gpu_check: FAIL: $*"; exit 1; }
 
+bundle=""
+if [ "${1:-}" = "--bundle" ]; then
+  bundle="$(realpath -m "${2:?usage: gpu_check.sh --bundle BUNDLE}")"
+  [ -f "$bundle/BUNDLE.txt" ] || fail "$bundle is not a bundle from scripts/gpu_bundle.sh (no BUNDLE.txt)"
+fi
 if ! command -v nvidia-smi > /dev/null 2>&1 || ! nvidia-smi -L > /dev/null 2>&1; then
-  echo "gpu_check: no GPU (nvidia-smi lists none): nothing checked"
+  echo "gpu_check: no GPU here (nvidia-smi is missing or lists no GPU): nothing checked"
   exit 2
 fi
 nvidia-smi -L
-step() { echo "gpu_check: $* ($(date -u +%T))"; }
+out="${OUT:-$(mktemp -d -t smprof-gpu-check-XXXXXX)}"
+mkdir -p "$out"
+out="$(realpath "$out")"
+python="${PYTHON:-python3}"
+step "artifacts in $out; Python $python"
+"$python" -c "import torch" > /dev/null 2>&1 || fail "$python cannot import torch: set PYTHON to the Python that has it"
 
-for tool in cmake ninja protoc nvcc; do
-  command -v "$tool" > /dev/null 2>&1 || {
-    step "$tool missing: running scripts/install_deps.sh"
-    bash scripts/install_deps.sh || { echo "gpu_check: FAIL: dependencies could not be installed"; exit 1; }
-    break
-  }
-done
-
-step "building libsmprof and _smppy in $work/smprof"
-mkdir -p "$work"
-build="$work/smprof"
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSMPROF_BUILD_PYTHON=ON \
-  -DSMPROF_BUILD_TESTS=OFF -Dpybind11_DIR="$(python3 -m pybind11 --cmakedir)" > "$work/configure.log" 2>&1 ||
-  { cat "$work/configure.log"; echo "gpu_check: FAIL: configure"; exit 1; }
-grep -q "CUDA collector built" "$work/configure.log" ||
-  { echo "gpu_check: FAIL: the CUPTI headers were not found: the CUDA collector is not built"; exit 1; }
-ninja -C "$build" > "$work/build.log" 2>&1 || { tail -40 "$work/build.log"; echo "gpu_check: FAIL: build"; exit 1; }
-stage="$build/python"
-rm -rf "$stage" && mkdir -p "$stage/smppy"
-for f in python/smppy/*; do ln -s "$root/$f" "$stage/smppy/"; done
-ln -s "$root/python/smprof" "$stage/smprof"
-ln -s "$build"/_smppy*.so "$build/libsmprof.so" "$stage/smppy/"
-export PYTHONPATH="$stage${PYTHONPATH:+:$PYTHONPATH}"
-
-step "building examples/cuda"
-app="$(bash examples/cuda/build.sh "$build" "$work/cuda" native)" || { echo "gpu_check: FAIL: examples/cuda"; exit 1; }
-
-traces="$work/traces"
-rm -rf "$traces" && mkdir -p "$traces"
-step "running examples/cuda"
-"$app" "$traces/cuda_app_%p.smprof" > "$work/truth.json" 2> "$work/cuda_app.err"
-app_status=$?
-cat "$work/cuda_app.err"
-[ $app_status -eq 0 ] || { echo "gpu_check: FAIL: cuda_app exited with $app_status"; exit 1; }
-
-torch_args=()
-if python3 -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" > /dev/null 2>&1; then
-  step "running a PyTorch CUDA training loop under smppy"
-  SMP_ENABLE_CUDA=1 timeout 120 python3 scripts/gpu_check_trace.py train "$traces/torch_%p.smprof" \
-    > "$work/torch.out" 2>&1 || { cat "$work/torch.out"; echo "gpu_check: FAIL: the PyTorch loop failed"; exit 1; }
-  cat "$work/torch.out"
-  torch_args=(--torch "$(ls "$traces"/torch_*.smprof | head -1)")
+if [ -n "$bundle" ]; then
+  cat "$bundle/BUNDLE.txt"
+  checker="$bundle/scripts/gpu_check_trace.py"
+  export PYTHONPATH="$bundle/python${PYTHONPATH:+:$PYTHONPATH}"
+  tag="$("$python" -c 'import sys; print(sys.implementation.cache_tag)')" || fail "$python does not run"
+  ls "$bundle"/python/smppy/_smppy.*"${tag#cpython-}"*.so > /dev/null 2>&1 ||
+    fail "the bundle has no _smppy for $python ($tag): $(ls "$bundle"/python/smppy/ | grep _smppy)"
+  app="$bundle/bin/cuda_app"
+  # cuda_app takes libcudart and cuBLAS from PyTorch's CUDA wheels, if it has them.
+  wheel_libs="$("$python" -c "import glob, os, nvidia
+print(':'.join(sorted({os.path.dirname(p) for d in nvidia.__path__ for p in glob.glob(d + '/*/lib/libcu*.so.*')})))" \
+    2> /dev/null)"
+  app_env=(env "LD_LIBRARY_PATH=${wheel_libs}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
 else
-  echo "gpu_check: torch with CUDA not available: the PyTorch rows are skipped"
+  root="$(cd "$here/.." && pwd)"
+  cd "$root"
+  work="$(realpath -m "${1:-build-gpu-check}")"
+  for tool in cmake ninja protoc nvcc; do
+    command -v "$tool" > /dev/null 2>&1 || {
+      step "$tool missing: running scripts/install_deps.sh"
+      bash scripts/install_deps.sh || fail "dependencies could not be installed"
+      break
+    }
+  done
+  step "building libsmprof and _smppy in $work/smprof"
+  mkdir -p "$work"
+  build="$work/smprof"
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSMPROF_BUILD_PYTHON=ON \
+    -DSMPROF_BUILD_TESTS=OFF -Dpybind11_DIR="$("$python" -m pybind11 --cmakedir)" > "$out/configure.log" 2>&1 ||
+    { cat "$out/configure.log"; fail "configure"; }
+  grep -q "CUDA collector built" "$out/configure.log" || fail "the CUPTI headers were not found: the CUDA collector is not built"
+  ninja -C "$build" > "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; fail "build"; }
+  stage="$build/python"
+  rm -rf "$stage" && mkdir -p "$stage/smppy"
+  for f in python/smppy/*; do ln -s "$root/$f" "$stage/smppy/"; done
+  ln -s "$root/python/smprof" "$stage/smprof"
+  ln -s "$build"/_smppy*.so "$build/libsmprof.so" "$stage/smppy/"
+  export PYTHONPATH="$stage${PYTHONPATH:+:$PYTHONPATH}"
+  checker="$root/scripts/gpu_check_trace.py"
+  step "building examples/cuda"
+  app="$(bash examples/cuda/build.sh "$build" "$work/cuda" native)" || fail "examples/cuda"
+  app_env=()
 fi
 
-step "checking the traces"
-python3 scripts/gpu_check_trace.py check "$work/truth.json" "${torch_args[@]}"
-status=$?
+traces="$out/traces"
+rm -rf "$traces" && mkdir -p "$traces"
+step "running examples/cuda"
+"${app_env[@]}" timeout 150 "$app" "$traces/cuda_app_%p.smprof" > "$out/truth.json" 2> "$out/cuda_app.err"
+app_status=$?
+cat "$out/cuda_app.err"
+[ $app_status -eq 0 ] || fail "cuda_app exited with $app_status"
 
-if [ -x "$build/bench/correlation_benchmark" ]; then
+step "running PyTorch on the GPU under smppy"
+SMP_ENABLE_CUDA=1 timeout 200 "$python" "$checker" train "$traces" > "$out/torch.out" 2>&1 ||
+  { cat "$out/torch.out"; fail "the PyTorch run failed"; }
+cat "$out/torch.out"
+
+step "checking the traces"
+"$python" "$checker" check "$out/truth.json" --torch "$traces" | tee "$out/table.txt"
+status="${PIPESTATUS[0]}"
+
+if [ -z "$bundle" ] && [ -x "$build/bench/correlation_benchmark" ]; then
   step "annotation push/pop with the real CUPTI"
   "$build/bench/correlation_benchmark" --quick
 fi
-exit $status
+exit "$status"

@@ -1,12 +1,16 @@
 """The trace side of scripts/gpu_check.sh.
 
-    gpu_check_trace.py train TRACE_PATTERN           a short PyTorch CUDA training loop under smppy
-    gpu_check_trace.py check TRUTH_JSON [--torch TRACE]
+    gpu_check_trace.py train TRACE_DIR                PyTorch on the GPU under smppy (below)
+    gpu_check_trace.py check TRUTH_JSON [--torch TRACE_DIR]
 
 ``check`` compares examples/cuda's trace with the ground truth the program printed (exact kernel
 counts and names, launch links, annotation attribution, copies and memsets, kernel durations
-against cudaEvent timings) and, with --torch, checks the training loop's trace; it prints one
-PASS/FAIL row per check and exits 1 if any failed.
+against cudaEvent timings) and, with --torch, the traces of ``train``: a training loop started
+after ``.cuda()`` (device metadata after a late start, forward kernels under their annotation,
+backward kernels of autograd's threads attributed to 'Backward'), a stop without synchronizing
+(every queued kernel kept), and torch.profiler in the same process, before a session and during
+one (every kernel of known count). It prints one PASS/FAIL row per check and exits 1 if any
+failed.
 """
 
 from __future__ import annotations
@@ -41,11 +45,13 @@ class Trace:
         from smppy.trace import events, open_trace
 
         trace = open_trace(path)
+        self.path = path
         self.header = trace.header
         self.by_type: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for event in events(trace):
             self.by_type[event["type"]].append(event)
         self.footer = trace.footer or {}  # read once the frames are
+        self.gpu_collection = self.footer.get("gpu_collection") or {}
         self.api = {e["correlation_id"]: e for e in self.by_type["api"]}
         # correlation id -> the innermost annotation it was launched under
         self.annotation_of = {
@@ -80,6 +86,13 @@ def check_collection(trace: Trace, what: str) -> None:
     )
     lost = (trace.footer.get("gpu_records_dropped", -1), trace.footer.get("cupti_records_dropped", -1))
     row(f"{what}: no GPU record lost", lost == (0, 0), f"smprof {lost[0]}, CUPTI {lost[1]}")
+    # The collector's own account (docs/GPU.md "Collection: names a device
+    # check can assert on"); absent from traces of builds before it.
+    report = trace.gpu_collection
+    unfinished = report.get("incomplete_records", 0) + report.get("invalid_records", 0)
+    row(f"{what}: no record unfinished or invalid at stop", unfinished == 0, str(report or "no report"))
+    foreign = report.get("foreign_timebase_records", 0)
+    row(f"{what}: no record on another clock", foreign == 0, f"{foreign} foreign-timebase records")
     start = h["start"]["monotonic_ns"]
     stop = trace.footer["stop"]["monotonic_ns"] if trace.footer else None
     outside = [
@@ -177,56 +190,201 @@ def check_app(truth: dict[str, Any]) -> None:
         )
 
 
-def check_torch(path: str) -> None:
-    trace = Trace(path)
-    check_collection(trace, "torch")
+# The PyTorch run (``train``): sessions in one process, each its own trace
+# file in the trace directory, and what the process knows it did, as JSON.
+UNSYNCED_LAUNCHES = 200  # queued when the session stops without synchronizing
+PHASE_LAUNCHES = 50  # known launches per phase around torch.profiler
+TORCH_TRUTH = "torch_truth.json"
+
+
+def launches(x: Any, count: int) -> None:
+    """``count`` kernels: one elementwise kernel per in-place multiply."""
+    for _ in range(count):
+        x.mul_(1.0001)
+
+
+def check_torch(directory: str) -> None:
+    truth = json.loads((Path(directory) / TORCH_TRUTH).read_text())
+
+    def trace_of(name: str) -> Trace:
+        return Trace(str(next(Path(directory).glob(f"torch_{name}_*.smprof"))))
+
+    trace = trace_of("train")
+    check_collection(trace, "torch (started after .cuda())")
     check_links(trace, "torch")
     steps = [a for a in trace.by_type["annotation"] if a["name"] == "step"]
-    row("torch: steps recorded", len(steps) == TRAIN_STEPS, f"{len(steps)} of {TRAIN_STEPS}")
-    # Kernels launched by the stepping thread inside a step must carry the
-    # annotation; autograd's own threads launch backward kernels without it
-    # (CUPTI's stacks are per thread: docs/GPU.md).
+    row("torch: steps recorded", len(steps) == truth["steps"], f"{len(steps)} of {truth['steps']}")
+    # Kernels launched by the stepping thread inside a step carry its
+    # annotation through CUPTI's per-thread stack.
     main_tid = steps[0]["tid"] if steps else -1
-    in_step = []
-    other_threads = 0
-    for kernel in trace.by_type["kernel"]:
-        launch = trace.api.get(kernel["correlation_id"])
-        if launch is None:
-            continue
-        if launch["tid"] != main_tid:
-            other_threads += 1
-        elif any(s["ts_ns"] <= launch["ts_ns"] <= s["ts_ns"] + s["dur_ns"] for s in steps):
-            in_step.append(kernel)
-    wrong = [k for k in in_step if trace.annotation_of.get(k["correlation_id"]) != "step"]
+    in_step = [
+        k
+        for k in trace.by_type["kernel"]
+        if (launch := trace.api.get(k["correlation_id"])) is not None
+        and launch["tid"] == main_tid
+        and any(s["ts_ns"] <= launch["ts_ns"] <= s["ts_ns"] + s["dur_ns"] for s in steps)
+    ]
+    wrong = [k for k in in_step if trace.annotation_of.get(k["correlation_id"]) not in STEP_ANNOTATIONS]
     row(
-        "torch: kernels launched in a step carry 'step'",
-        in_step and not wrong,
-        f"{len(in_step) - len(wrong)}/{len(in_step)}; {other_threads} launched by other threads",
+        "torch: kernels the stepping thread launched carry a step annotation",
+        bool(in_step) and not wrong,
+        f"{len(in_step) - len(wrong)}/{len(in_step)}",
+    )
+    # Backward kernels come from autograd's threads, which push nothing: they
+    # belong to the innermost annotation open in the process at their launch
+    # (docs/GPU.md "Other threads"), here 'Backward'.
+    backward = [
+        k
+        for k in trace.by_type["kernel"]
+        if (launch := trace.api.get(k["correlation_id"])) is not None and launch["tid"] != main_tid
+    ]
+    attributed = [k for k in backward if attribution(trace, k) == "Backward"]
+    row(
+        "torch: backward kernels (autograd threads) launched inside 'Backward'",
+        bool(backward) and len(attributed) == len(backward),
+        f"{len(attributed)}/{len(backward)}",
+    )
+    check_summary_attribution(trace, len(backward))
+
+    trace = trace_of("unsynced")
+    check_collection(trace, "torch stop without sync")
+    count_kernels(trace, "unsynced", truth, "torch: stop without sync keeps every queued kernel")
+
+    trace = trace_of("after_profiler")
+    check_collection(trace, "torch session after torch.profiler")
+    count_kernels(trace, "after_profiler", truth, "torch: a session after torch.profiler counts every kernel")
+
+    # Kineto takes CUPTI's callbacks and disables shared kinds at its stop:
+    # smprof may lose what runs from then on, but must say so.
+    trace = trace_of("profiler_inside")
+    count_kernels(trace, "before_profiler", truth, "torch.profiler during a session: kernels before it")
+    reported = trace.gpu_collection.get("foreign_client", "")
+    for phase in ("profiler_inside", "after_profiler_inside"):
+        counted = len(trace.under(phase, "kernel"))
+        row(
+            f"torch.profiler during a session: '{phase}' kernels kept, or the loss reported",
+            counted == truth[phase] or (counted < truth[phase] and bool(reported)),
+            f"{counted} of {truth[phase]}; foreign client: {reported or 'none reported'}",
+        )
+    row(
+        "torch.profiler during a session: it still records kernels itself",
+        truth["torch_profiler_kernels"] >= truth["profiler_inside"],
+        f"{truth['torch_profiler_kernels']} kernels, at least {truth['profiler_inside']}",
     )
 
 
-def train(pattern: str) -> None:
+STEP_ANNOTATIONS = ("step", "Forward", "Backward", "Optimizer")
+
+
+def count_kernels(trace: Trace, annotation: str, truth: dict[str, int], check: str) -> None:
+    """A row: the kernels under ``annotation`` are exactly as many as the run launched."""
+    counted = len(trace.under(annotation, "kernel"))
+    row(check, counted == truth[annotation], f"{counted} of {truth[annotation]}")
+
+
+def attribution(trace: Trace, kernel: dict[str, Any]) -> str:
+    """The annotation a kernel belongs to: the one its launch pushed, else the
+    innermost annotation open anywhere in the process when it was launched."""
+    pushed = trace.annotation_of.get(kernel["correlation_id"])
+    if pushed:
+        return pushed
+    launch = trace.api.get(kernel["correlation_id"])
+    if launch is None:
+        return ""
+    open_then = [
+        a for a in trace.by_type["annotation"] if a["ts_ns"] <= launch["ts_ns"] <= a["ts_ns"] + a["dur_ns"]
+    ]
+    innermost = max(open_then, key=lambda a: (a["ts_ns"], a.get("depth", 0)), default=None)
+    return innermost["name"] if innermost else ""
+
+
+def check_summary_attribution(trace: Trace, backward_kernels: int) -> None:
+    """The job summary's own account: 'Backward' gets the backward kernels, as
+    inferred activities; rows only where the summary has attribution."""
+    from smppy import analysis
+
+    gpu = analysis.summarize(trace.path).get("gpu", {})
+    if "attribution" not in gpu:
+        return
+    entry = next((a for a in gpu.get("per_annotation", []) if a["name"] == "Backward"), {})
+    inferred = entry.get("inferred_activities", 0)
+    row(
+        "torch: the summary gives 'Backward' the backward kernels (inferred)",
+        backward_kernels > 0 and inferred >= backward_kernels,
+        f"{inferred} inferred for {backward_kernels}; unattributed share "
+        f"{gpu['attribution'].get('unattributed_share', '?')}",
+    )
+
+
+def train(directory: str) -> None:
     import smppy
     import torch
+    from torch.profiler import ProfilerActivity, profile
 
-    config = smppy.Config()
-    config.profiler = {"EnableCuda": "1", "RecordFile": pattern, "FlushIntervalMs": "200"}
     profiler = smppy.SMProfiler.instance()
-    profiler.configure(config)
+
+    def start(name: str) -> None:
+        config = smppy.Config()
+        pattern = str(Path(directory) / f"torch_{name}_%p.smprof")
+        config.profiler = {"EnableCuda": "1", "RecordFile": pattern, "FlushIntervalMs": "200"}
+        profiler.configure(config)
+        profiler.start_profiling()
+
+    phases = ("after_profiler", "before_profiler", "profiler_inside", "after_profiler_inside")
+    truth = {"steps": TRAIN_STEPS, "unsynced": UNSYNCED_LAUNCHES, **dict.fromkeys(phases, PHASE_LAUNCHES)}
     model = torch.nn.Sequential(torch.nn.Linear(512, 1024), torch.nn.ReLU(), torch.nn.Linear(1024, 10)).cuda()
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
     data, target = torch.randn(256, 512, device="cuda"), torch.randint(0, 10, (256,), device="cuda")
     torch.cuda.synchronize()
-    profiler.start_profiling()
+    start("train")  # after .cuda(): CUDA's context already exists
     for _ in range(TRAIN_STEPS):
         with smppy.annotate("step"):
             optimizer.zero_grad()
-            loss = torch.nn.functional.cross_entropy(model(data), target)
-            loss.backward()
-            optimizer.step()
+            with smppy.annotate("Forward"):
+                loss = torch.nn.functional.cross_entropy(model(data), target)
+            with smppy.annotate("Backward"):
+                loss.backward()
+            with smppy.annotate("Optimizer"):
+                optimizer.step()
     torch.cuda.synchronize()
     profiler.stop_profiling()
     print(f"trained {TRAIN_STEPS} steps, loss {loss.item():.4f}")
+
+    # Enough work that most of it is still queued on the GPU at stop.
+    x = torch.ones(1 << 24, device="cuda")
+    torch.cuda.synchronize()
+    start("unsynced")
+    with smppy.annotate("unsynced"):
+        launches(x, UNSYNCED_LAUNCHES)
+    profiler.stop_profiling()
+    torch.cuda.synchronize()
+
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]):
+        launches(x, PHASE_LAUNCHES)
+        torch.cuda.synchronize()
+    start("after_profiler")
+    with smppy.annotate("after_profiler"):
+        launches(x, PHASE_LAUNCHES)
+    torch.cuda.synchronize()
+    profiler.stop_profiling()
+
+    start("profiler_inside")
+    with smppy.annotate("before_profiler"):
+        launches(x, PHASE_LAUNCHES)
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as torch_profile:
+        with smppy.annotate("profiler_inside"):
+            launches(x, PHASE_LAUNCHES)
+        torch.cuda.synchronize()
+    with smppy.annotate("after_profiler_inside"):
+        launches(x, PHASE_LAUNCHES)
+    torch.cuda.synchronize()
+    profiler.stop_profiling()
+    truth["torch_profiler_kernels"] = sum(
+        1 for e in torch_profile.events() if e.device_type == torch.autograd.DeviceType.CUDA
+    )
+    (Path(directory) / TORCH_TRUTH).write_text(json.dumps(truth))
+    print(f"torch.profiler saw {truth['torch_profiler_kernels']} GPU events while a session ran")
 
 
 def main() -> int:
@@ -234,13 +392,13 @@ def main() -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("train").add_argument("pattern")
+    sub.add_parser("train").add_argument("directory")
     check = sub.add_parser("check")
     check.add_argument("truth")
     check.add_argument("--torch")
     args = parser.parse_args()
     if args.command == "train":
-        train(args.pattern)
+        train(args.directory)
         return 0
     check_app(json.loads(Path(args.truth).read_text()))
     if args.torch:

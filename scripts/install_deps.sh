@@ -8,7 +8,8 @@ cd "$(dirname "$0")/.."
 apt_packages=(libprotobuf-dev protobuf-compiler libzstd-dev libgtest-dev libpfm4-dev clang-format ninja-build
               chromium chromium-driver  # the browser the report tests open the HTML in
               zlib1g-dev  # gzip output of smprof export
-              clang libclang-rt-14-dev)  # sanitizer_checks.sh: ASan+UBSan build and libFuzzer
+              clang libclang-rt-14-dev  # sanitizer_checks.sh: ASan+UBSan build and libFuzzer
+              patchelf)  # RPATH $ORIGIN in the GPU check bundle (scripts/gpu_bundle.sh)
 missing=()
 for p in "${apt_packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

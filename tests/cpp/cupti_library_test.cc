@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 
 #include <ctime>
-#include <map>
 
 #include "collectors/cuda/cupti_collector.h"
 #include "core/annotation_correlation.h"
@@ -52,24 +51,6 @@ TEST(CuptiLibrary, ErrorsAreNamedByCupti) {
   EXPECT_EQ(CuptiErrorText(Cupti(), CUPTI_ERROR_UNKNOWN), "CUPTI_ERROR_UNKNOWN (999)");
   EXPECT_EQ(CuptiErrorText(Cupti(), CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED),
             "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED (39)");
-}
-
-TEST(CuptiLibrary, CandidatesTryTheSonamesThenCudaHomeThenTheUsualDirectories) {
-  const std::map<std::string, std::string> env = {{"CUDA_HOME", "/opt/cuda"}};
-  const auto candidates = CuptiCandidates([&env](const std::string& name) -> std::optional<std::string> {
-    auto it = env.find(name);
-    if (it == env.end()) return std::nullopt;
-    return it->second;
-  });
-  const std::vector<std::string> expected = {"libcupti.so.13",
-                                             "libcupti.so.12",
-                                             "/opt/cuda/lib64/libcupti.so.13",
-                                             "/usr/local/cuda/lib64/libcupti.so.13",
-                                             "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13",
-                                             "/opt/cuda/lib64/libcupti.so.12",
-                                             "/usr/local/cuda/lib64/libcupti.so.12",
-                                             "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.12"};
-  EXPECT_EQ(candidates, expected);
 }
 
 // With a driver claimed (this machine has none), the real CUPTI fails as it

@@ -4,28 +4,11 @@
 
 #include <mutex>
 
+#include "collectors/cuda/cupti_search.h"
+
 namespace smprof::internal {
 
 namespace {
-
-constexpr const char* kCuptiDirectories[] = {"/usr/local/cuda/lib64", "/usr/local/cuda/extras/CUPTI/lib64"};
-
-// A library this process already has (by soname), without loading a second
-// CUPTI beside it; otherwise the first candidate that loads.
-void* OpenCupti(const std::vector<std::string>& candidates, std::string* error) {
-  for (const char* soname : kCuptiSonames) {
-    if (void* handle = dlopen(soname, RTLD_NOW | RTLD_NOLOAD | RTLD_LOCAL)) return handle;
-  }
-  std::string tried;
-  for (const std::string& path : candidates) {
-    if (void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL)) return handle;
-    tried += (tried.empty() ? "" : ", ") + path;
-  }
-  *error = "libcupti not found (tried " + tried +
-           "); install the CUDA toolkit's CUPTI or the nvidia-cuda-cupti package, or add its directory to "
-           "LD_LIBRARY_PATH";
-  return nullptr;
-}
 
 template <typename Fn>
 bool Resolve(void* handle, const char* symbol, Fn* out, std::string* missing) {
@@ -85,25 +68,15 @@ std::string LoadedPath(void* symbol) {
 
 }  // namespace
 
-std::vector<std::string> CuptiCandidates(const EnvLookup& env) {
-  std::vector<std::string> directories;
-  if (auto cuda_home = env("CUDA_HOME"); cuda_home && !cuda_home->empty()) directories.push_back(*cuda_home + "/lib64");
-  for (const char* directory : kCuptiDirectories) directories.emplace_back(directory);
-  std::vector<std::string> candidates;
-  for (const char* soname : kCuptiSonames) candidates.emplace_back(soname);
-  for (const char* soname : kCuptiSonames) {
-    for (const std::string& directory : directories) candidates.push_back(directory + "/" + soname);
-  }
-  return candidates;
-}
-
 const CuptiApi* LoadProductionCupti(std::string* error) {
   static std::mutex mutex;
   static const CuptiApi* loaded = nullptr;  // leaked with the library: see the header
   static std::string load_error;
   std::lock_guard<std::mutex> lock(mutex);
   if (loaded == nullptr && load_error.empty()) {
-    void* handle = OpenCupti(CuptiCandidates(ProcessEnv()), &load_error);
+    const OpenedCupti opened = OpenCupti(CuptiSearchInputsOfThisProcess());
+    void* handle = opened.handle;
+    load_error = opened.error;
     auto* api = new CuptiApi();
     if (handle != nullptr && ResolveAll(handle, api, &load_error)) {
       api->cupti_path = LoadedPath(reinterpret_cast<void*>(api->GetVersion));

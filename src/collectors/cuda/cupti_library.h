@@ -19,11 +19,7 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <optional>
 #include <string>
-#include <vector>
-
-#include "core/resolved_config.h"
 
 namespace smprof::internal {
 
@@ -70,19 +66,10 @@ struct CuptiApi {
   std::string cupti_path;  // the file libcupti was loaded from (NVTX injection)
 };
 
-// The sonames smprof accepts, newest first.
-inline constexpr const char* kCuptiSonames[] = {"libcupti.so.13", "libcupti.so.12"};
-
-// Where to look for libcupti, in order: each soname as is (a copy the process
-// already loaded, e.g. PyTorch's from the nvidia-cuda-cupti wheel; then
-// LD_LIBRARY_PATH and ldconfig), then under $CUDA_HOME/lib64,
-// /usr/local/cuda/lib64 and /usr/local/cuda/extras/CUPTI/lib64.
-std::vector<std::string> CuptiCandidates(const EnvLookup& env);
-
-// Loads libcupti and resolves every function of the table; the driver entry
-// stays null without libcuda.so.1. Loaded once per process; later calls
-// return the same table. nullptr when libcupti cannot be loaded, with the
-// places tried in *error.
+// Loads libcupti (the one cupti_search.h picks for this process) and
+// resolves every function of the table; the driver entry stays null without
+// libcuda.so.1. Loaded once per process; later calls return the same table. nullptr when libcupti cannot be loaded,
+// with the places tried in *error.
 const CuptiApi* LoadProductionCupti(std::string* error);
 
 // Whether a CUDA driver is installed (libcuda.so.1 loads): what
