@@ -63,8 +63,9 @@ def job_environment(
     env["SMP_RUN"] = "1"
     env["SMP_RUN_NATIVE"] = native
     env["SMP_RUN_LAUNCHER_PID"] = str(os.getpid())
+    env["SMP_RUN_SMPPY_PATH"] = str(PACKAGE_DIR.parent)  # the bootstrap imports this smppy
     env["PYTHONPATH"] = os.pathsep.join(
-        [str(SITE_DIR), str(PACKAGE_DIR.parent)] + ([base["PYTHONPATH"]] if base.get("PYTHONPATH") else [])
+        [str(SITE_DIR)] + ([base["PYTHONPATH"]] if base.get("PYTHONPATH") else [])
     )
     if native != "none":
         env["LD_PRELOAD"] = " ".join(

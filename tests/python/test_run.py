@@ -98,6 +98,25 @@ def test_forked_dataloader_worker_is_a_worker_of_its_rank(tmp_path: Path) -> Non
     assert f"rank 0 worker of pid {main.header['pid']} (pid {worker.header['pid']})" in timeline.read_text()
 
 
+def test_python_child_imports_the_smppy_of_smprof_run(tmp_path: Path) -> None:
+    # The child has no smppy on PYTHONPATH (and may have another version installed).
+    import smppy
+
+    launcher = f"import sys; sys.path.insert(0, {str(Path(smppy.__file__).parent.parent)!r}); "
+    launcher += "from smppy.cli import main; sys.exit(main())"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    child = "import smppy; assert smppy.SMProfiler.instance().is_profiling"
+    proc = subprocess.run(
+        [sys.executable, "-c", launcher, "run", "-o", str(tmp_path), "--", sys.executable, "-c", child],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert len(find_trace_files(tmp_path)) == 1
+
+
 def test_exit_code_and_bad_settings(tmp_path: Path) -> None:
     proc = smprof_run(
         ["-o", str(tmp_path), "--no-summary", "--", sys.executable, "-c", "raise SystemExit(3)"], tmp_path

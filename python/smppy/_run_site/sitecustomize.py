@@ -8,8 +8,26 @@ import os
 import sys
 
 
+def _import_run_s_smppy() -> None:
+    """Import the smppy of the `smprof run` that started this process (the
+    same version, installed for this interpreter or not), without putting its
+    directory on sys.path, where it could shadow the program's packages."""
+    path = os.environ.get("SMP_RUN_SMPPY_PATH")
+    spec = importlib.machinery.PathFinder.find_spec("smppy", [path]) if path else None
+    if spec is None or spec.loader is None or "smppy" in sys.modules:
+        return
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["smppy"] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules["smppy"]  # the program's own `import smppy` is not affected
+        raise
+
+
 def _start_profiling() -> None:
     try:
+        _import_run_s_smppy()
         from smppy import _run_bootstrap
     except Exception as e:  # an environment problem: never stop the program
         print(f"smprof run: profiling is off in pid {os.getpid()}: cannot import smppy: {e}", file=sys.stderr)
