@@ -235,6 +235,8 @@ class SMProfiler:
 
     def _ensure_step(self) -> None:
         """Automatic mode: a step's work began; open its annotation if none is."""
+        if self._step_handle or self._manual_steps:  # the usual case, without the lock
+            return
         with self._lock:
             if not self._manual_steps and self._step_handle == 0:
                 self._begin_step()
