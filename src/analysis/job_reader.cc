@@ -62,6 +62,19 @@ JobReader::JobReader(const std::vector<std::string>& paths) {
     });
     streams_.push_back(std::move(stream));
   }
+  // A worker started by a worker (forkserver's children) is a worker of the
+  // rank process that started the first.
+  std::map<std::pair<std::string, std::int64_t>, std::int64_t> worker_parents;
+  for (const ProcessStream& s : streams_) {
+    if (s.worker_of_pid != 0) worker_parents[{s.host, s.pid}] = s.worker_of_pid;
+  }
+  for (ProcessStream& s : streams_) {
+    for (std::size_t hops = 0; s.worker_of_pid != 0 && hops < worker_parents.size(); ++hops) {
+      const auto parent = worker_parents.find({s.host, s.worker_of_pid});
+      if (parent == worker_parents.end()) break;
+      s.worker_of_pid = parent->second;
+    }
+  }
   std::sort(streams_.begin(), streams_.end(), [](const ProcessStream& a, const ProcessStream& b) {
     return std::tie(a.host, a.rank, a.pid, a.session_index) < std::tie(b.host, b.rank, b.pid, b.session_index);
   });

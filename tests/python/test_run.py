@@ -98,6 +98,28 @@ def test_forked_dataloader_worker_is_a_worker_of_its_rank(tmp_path: Path) -> Non
     assert f"rank 0 worker of pid {main.header['pid']} (pid {worker.header['pid']})" in timeline.read_text()
 
 
+def test_forkserver_workers_are_workers_of_the_rank(tmp_path: Path) -> None:
+    script = tmp_path / "train.py"
+    script.write_text(
+        textwrap.dedent(
+            """\
+            import torch
+            if __name__ == "__main__":
+                data = torch.utils.data.TensorDataset(torch.randn(8, 2))
+                loader = torch.utils.data.DataLoader(data, batch_size=4, num_workers=1,
+                                                     multiprocessing_context="forkserver")
+                assert len(list(loader)) == 2
+            """
+        )
+    )
+    proc = smprof_run(["-o", str(tmp_path / "traces"), "--", sys.executable, str(script)], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    ranks = analysis.summarize(str(tmp_path / "traces"))["ranks"]
+    [main] = [r["pid"] for r in ranks if r["worker_of_pid"] == 0]
+    # The forkserver and the worker it forked, both workers of the rank.
+    assert [r["worker_of_pid"] for r in ranks if r["worker_of_pid"]] == [main, main]
+
+
 def test_python_child_imports_the_smppy_of_smprof_run(tmp_path: Path) -> None:
     # The child has no smppy on PYTHONPATH (and may have another version installed).
     import smppy
