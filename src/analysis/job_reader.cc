@@ -54,6 +54,9 @@ JobReader::JobReader(const std::vector<std::string>& paths) {
       stream.rank = h.rank();
       stream.pid = h.pid();
       stream.session_index = h.session_index();
+      const auto role = h.config().find("ProcessRole");
+      const bool worker = h.forked_child() || (role != h.config().end() && role->second == "worker");
+      stream.worker_of_pid = worker ? h.parent_pid() : 0;
       stream.files.push_back(std::move(entry));
     }
   }
@@ -62,6 +65,19 @@ JobReader::JobReader(const std::vector<std::string>& paths) {
       return a.header.file_index() < b.header.file_index();
     });
     streams_.push_back(std::move(stream));
+  }
+  // A worker started by a worker (forkserver's children) is a worker of the
+  // rank process that started the first.
+  std::map<std::pair<std::string, std::int64_t>, std::int64_t> worker_parents;
+  for (const ProcessStream& s : streams_) {
+    if (s.worker_of_pid != 0) worker_parents[{s.host, s.pid}] = s.worker_of_pid;
+  }
+  for (ProcessStream& s : streams_) {
+    for (std::size_t hops = 0; s.worker_of_pid != 0 && hops < worker_parents.size(); ++hops) {
+      const auto parent = worker_parents.find({s.host, s.worker_of_pid});
+      if (parent == worker_parents.end()) break;
+      s.worker_of_pid = parent->second;
+    }
   }
   std::sort(streams_.begin(), streams_.end(), [](const ProcessStream& a, const ProcessStream& b) {
     return std::tie(a.host, a.rank, a.pid, a.session_index) < std::tie(b.host, b.rank, b.pid, b.session_index);
