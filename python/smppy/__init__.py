@@ -14,6 +14,10 @@ A drop-in for SageMaker Profiler scripts::
             ...
     profiler.stop_profiling()
 
+Steps and a schedule as torch.profiler's: ``profiler.configure(config,
+schedule=smppy.schedule(wait=1, warmup=1, active=3))`` and ``profiler.step()``
+at the end of each step; PyTorch optimizer steps are counted by themselves.
+
 ``import smprof`` gives the same module. Set ``SMP_DISABLE=1`` to turn every
 call into a no-op without changing the script.
 """
@@ -21,15 +25,19 @@ call into a no-op without changing the script.
 from smppy import _smppy
 from smppy._annotations import annotation_begin, annotation_end
 from smppy._profiler import Config, SMProfiler
+from smppy._schedule import ProfilerAction, Schedule, schedule
 
 annotate = _smppy.annotate
 __version__: str = _smppy.version()
 
 __all__ = [
     "Config",
+    "ProfilerAction",
     "SMProfiler",
+    "Schedule",
     "annotate",
     "annotation_begin",
     "annotation_end",
+    "schedule",
     "__version__",
 ]

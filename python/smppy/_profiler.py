@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from smppy import _smppy
+from smppy._schedule import SCHEDULE_KEYS, ProfilerAction, Schedule
 
 
 class Config:
@@ -59,6 +60,24 @@ class SMProfiler:
     ``configure(config)`` then ``start_profiling()`` / ``stop_profiling()``,
     any number of times: each session writes a new trace file. A session
     still running at interpreter exit is stopped and flushed then.
+
+    Steps, as torch.profiler's ``prof.step()``: call ``step()`` at the end of
+    each training step. Step N (from 0) is recorded as the annotation
+    ``ProfilerStep#N``; step 0 starts at ``start_profiling()``, step N+1 at
+    the N-th ``step()``. The count is global for the process and restarts at
+    0 with each ``start_profiling()``. With a schedule (``ScheduleActive`` >
+    0, or ``configure(..., schedule=smppy.schedule(...))``),
+    ``start_profiling()`` only arms it: a session runs for the warm-up and
+    active steps of each cycle (warm-up steps are annotated
+    ``ProfilerWarmup#N``) and ends, writing its file, after the cycle's last
+    active step. Without a schedule one session covers every step.
+
+    With ``TorchAutoSteps=1`` (the default of ``smprof run``), PyTorch
+    training counts steps itself (docs/PYTORCH.md): each ``optimizer.step()``
+    ends a step. ``use_manual_steps()`` turns that counting off, as does the
+    first explicit ``step()``: a framework callback that calls ``step()``
+    calls ``use_manual_steps()`` when training begins, so that no step is
+    counted twice.
     """
 
     _instance: SMProfiler | None = None
@@ -66,8 +85,16 @@ class SMProfiler:
 
     def __init__(self) -> None:
         self._config: dict[str, str] = {}
-        self._lock = threading.Lock()
+        self._schedule_override: Schedule | None = None
+        self._lock = threading.RLock()
         self._exit_hook = False
+        self._armed = False  # between start_profiling() and stop_profiling()
+        self._schedule = Schedule()
+        self._step_num = 0
+        self._action = ProfilerAction.NONE
+        self._step_handle = 0  # the open ProfilerStep#N / ProfilerWarmup#N annotation
+        self._manual_steps = False
+        self._auto_steps = False  # the PyTorch hooks act (TorchAutoSteps=1, armed)
 
     @classmethod
     def instance(cls) -> SMProfiler:
@@ -77,38 +104,75 @@ class SMProfiler:
                 cls._instance = cls()
             return cls._instance
 
-    def configure(self, config: Config | Mapping[str, Any]) -> None:
+    def configure(self, config: Config | Mapping[str, Any], *, schedule: Schedule | None = None) -> None:
         """Validate and keep ``config`` for the next ``start_profiling()``.
 
-        Raises ValueError naming the key and its valid values.
+        ``schedule`` (``smppy.schedule(wait=..., warmup=..., active=...)``)
+        takes the place of the ``Schedule*`` keys. Raises ValueError naming
+        the key and its valid values.
         """
         cfg = config if isinstance(config, Config) else Config(config)
         values = cfg.validated()
+        if schedule is not None and not isinstance(schedule, Schedule):
+            raise TypeError(f"schedule must be a smppy.Schedule, not {type(schedule).__name__}")
         with self._lock:
             self._config = values
+            self._schedule_override = schedule
 
     def start_profiling(self) -> None:
-        """Start a session. Starting twice only warns; so does a trace file
-        that cannot be created (profiling stays off, training goes on)."""
-        with self._lock:
-            upload_uri = _effective(self._config, "UploadUri")
-            if upload_uri:
-                from smppy import _background_upload
-
-                _background_upload.ensure(upload_uri)
-            message = _smppy.start(self._config)
-            if not self._exit_hook:
-                atexit.register(_stop_at_exit)
-                self._exit_hook = True
-        if message is not None:
-            warnings.warn(f"start_profiling: {message}", RuntimeWarning, stacklevel=2)
+        """Start a session (with a schedule: arm it). Starting twice only
+        warns; so does a trace file that cannot be created (profiling stays
+        off, training goes on)."""
+        self._start(open_first_step=True, stacklevel=3)
 
     def stop_profiling(self) -> None:
-        """Stop the session and flush its trace. Stopping twice only warns."""
+        """Stop the session (and the schedule) and flush its trace. Stopping
+        twice only warns."""
         with self._lock:
-            message = _smppy.stop()
+            was_armed = self._armed
+            self._end_step()
+            self._armed = False
+            self._auto_steps = False
+            self._manual_steps = False
+            self._action = ProfilerAction.NONE
+            message = _smppy.stop() if (_smppy.is_profiling() or not was_armed) else None
         if message is not None:
             warnings.warn(f"stop_profiling: {message}", RuntimeWarning, stacklevel=2)
+
+    def step(self) -> None:
+        """End the current step and begin the next (torch.profiler's ``step()``).
+
+        Moves the schedule on: starts or stops sessions as it says. A no-op
+        outside ``start_profiling()`` / ``stop_profiling()``. The first call
+        turns automatic PyTorch step counting off.
+        """
+        with self._lock:
+            if self._armed:
+                self._manual_steps = True
+                self._advance(open_next=True)
+
+    def use_manual_steps(self) -> None:
+        """Steps end only at ``step()`` until ``stop_profiling()``: automatic
+        PyTorch step counting stops (the InputWait, Backward and module
+        annotations stay). May be called before ``start_profiling()``."""
+        with self._lock:
+            self._manual_steps = True
+
+    @property
+    def is_armed(self) -> bool:
+        """True between ``start_profiling()`` (or ``smprof run``'s start) and
+        ``stop_profiling()``, also while a schedule keeps the session off."""
+        return self._armed
+
+    @property
+    def step_num(self) -> int:
+        """The number of the current step (0 before the first ``step()``)."""
+        return self._step_num
+
+    @property
+    def schedule(self) -> Schedule:
+        """The schedule of the armed (or last) run; ``active == 0``: none."""
+        return self._schedule
 
     @property
     def is_profiling(self) -> bool:
@@ -120,12 +184,113 @@ class SMProfiler:
         written and dropped, frames and bytes."""
         return dict(_smppy.last_session_stats())
 
+    # Internals shared with the automatic PyTorch hooks and the bootstrap.
+
+    def _start(self, *, open_first_step: bool, stacklevel: int) -> None:
+        message = None
+        with self._lock:
+            if self._armed and (_smppy.is_profiling() or self._schedule.enabled):
+                message = "profiling is already running; ignored"
+            else:
+                self._schedule = self._schedule_override or _schedule_from(self._config)
+                self._armed = True
+                self._step_num = 0
+                self._action = self._schedule.action(0)
+                if self._action is not ProfilerAction.NONE:
+                    message = self._start_session()
+                if open_first_step:
+                    self._begin_step()
+                self._auto_steps = _effective(self._config, "TorchAutoSteps").lower() in _TRUE
+                if self._auto_steps:
+                    message = message or self._enable_torch_hooks()
+            if not self._exit_hook:
+                atexit.register(_stop_at_exit)
+                self._exit_hook = True
+        if message is not None:
+            warnings.warn(f"start_profiling: {message}", RuntimeWarning, stacklevel=stacklevel)
+
+    def _enable_torch_hooks(self) -> str | None:
+        """Install the automatic PyTorch hooks; a message if this torch lacks what they need."""
+        from smppy import _torch_auto
+
+        try:
+            _torch_auto.enable(self, int(_effective(self._config, "TorchModuleDepth")))
+        except Exception as e:  # an unexpected torch: the training goes on, without the hooks
+            self._auto_steps = False
+            return f"TorchAutoSteps: the PyTorch hooks could not be installed ({type(e).__name__}: {e})"
+        return None
+
+    def _auto_step(self) -> None:
+        """An optimizer step ended a step (automatic PyTorch mode)."""
+        with self._lock:
+            if not self._manual_steps:
+                self._advance(open_next=False)
+
+    def _ensure_step(self) -> None:
+        """Automatic mode: a step's work began; open its annotation if none is."""
+        with self._lock:
+            if not self._manual_steps and self._step_handle == 0:
+                self._begin_step()
+
+    def _advance(self, *, open_next: bool) -> None:
+        if not self._armed:
+            return
+        self._end_step()
+        self._step_num += 1
+        previous, self._action = self._action, self._schedule.action(self._step_num)
+        if previous is ProfilerAction.RECORD_AND_SAVE or (
+            previous is not ProfilerAction.NONE and self._action is ProfilerAction.NONE
+        ):
+            if _smppy.is_profiling():
+                _smppy.stop()
+            previous = ProfilerAction.NONE
+        if previous is ProfilerAction.NONE and self._action is not ProfilerAction.NONE:
+            message = self._start_session()
+            if message is not None:
+                warnings.warn(f"step: {message}", RuntimeWarning, stacklevel=4)
+        if open_next:
+            self._begin_step()
+
+    def _begin_step(self) -> None:
+        if not self._armed or self._action is ProfilerAction.NONE:
+            return
+        prefix = "ProfilerWarmup#" if self._action is ProfilerAction.WARMUP else "ProfilerStep#"
+        self._step_handle = _smppy.annotation_begin(f"{prefix}{self._step_num}")
+
+    def _end_step(self) -> None:
+        if self._step_handle:
+            # Ranges the user opened inside the step may still be open (the
+            # optimizer runs inside them): the step is recorded all the same.
+            _smppy.annotation_end(self._step_handle)
+            self._step_handle = 0
+
+    def _start_session(self) -> str | None:
+        upload_uri = _effective(self._config, "UploadUri")
+        if upload_uri:
+            from smppy import _background_upload
+
+            _background_upload.ensure(upload_uri)
+        return _smppy.start(self._config)
+
+
+def _schedule_from(config: Mapping[str, str]) -> Schedule:
+    """The schedule the ``Schedule*`` keys (config, else environment) describe."""
+    fields = {
+        field: int(config.get(key, os.environ.get(env, "0"))) for key, (env, field) in SCHEDULE_KEYS.items()
+    }
+    return Schedule(**fields)
+
 
 # Keys that libsmprof only records and this package acts on: (environment variable, default).
 _PYTHON_SIDE_KEYS = {
     "UploadUri": ("SMP_UPLOAD_URI", ""),
     "UploadExitTimeoutS": ("SMP_UPLOAD_EXIT_TIMEOUT_S", "120"),
+    "TorchAutoSteps": ("SMP_TORCH_AUTO_STEPS", "0"),
+    "TorchModuleDepth": ("SMP_TORCH_MODULE_DEPTH", "0"),
 }
+
+
+_TRUE = ("1", "true", "yes", "on")
 
 
 def _effective(config: Mapping[str, str], key: str) -> str:
@@ -135,6 +300,11 @@ def _effective(config: Mapping[str, str], key: str) -> str:
 
 
 def _stop_at_exit() -> None:
+    profiler = SMProfiler.instance()
+    with profiler._lock:
+        profiler._end_step()
+        profiler._armed = False
+        profiler._auto_steps = False
     if _smppy.is_profiling():
         _smppy.stop()
     from smppy import _background_upload

@@ -69,6 +69,15 @@ bool ParseUploadUri(const std::string& value, ResolvedConfig* config) {
   return true;
 }
 
+// An integer key in [min, max] that libsmprof only validates and records;
+// smppy acts on it (the schedule and the PyTorch hooks, docs/CONFIG.md).
+auto RecordedIntKey(long min, long max) {
+  return [min, max](const std::string& v, ResolvedConfig*) { return ParseInt(v, min, max).has_value(); };
+}
+
+// A 0/1 key that libsmprof only validates and records; smppy acts on it.
+bool RecordedBoolKey(const std::string& v, ResolvedConfig*) { return ParseBool(v).has_value(); }
+
 // A 0/1 key stored in `field`.
 auto BoolKey(bool ResolvedConfig::*field) {
   return [field](const std::string& v, ResolvedConfig* c) {
@@ -139,6 +148,23 @@ const std::vector<KeySpec>& Specs() {
       {"UploadUri", "", "empty (no upload), or s3://bucket or s3://bucket/prefix", ParseUploadUri},
       {"UploadExitTimeoutS", "120", "an integer from 0 to 86400 (seconds)",
        IntKey(&ResolvedConfig::upload_exit_timeout_s, 0, 86400)},
+      {"ScheduleSkipFirst", "0", "an integer from 0 to 1000000000 (steps)", RecordedIntKey(0, 1000000000)},
+      {"ScheduleWait", "0", "an integer from 0 to 1000000000 (steps)", RecordedIntKey(0, 1000000000)},
+      {"ScheduleWarmup", "0", "an integer from 0 to 1000000000 (steps)", RecordedIntKey(0, 1000000000)},
+      {"ScheduleActive", "0", "an integer from 0 (no schedule: profile every step) to 1000000000 (steps)",
+       RecordedIntKey(0, 1000000000)},
+      {"ScheduleRepeat", "0", "an integer from 0 (repeat until the end) to 1000000000 (cycles)",
+       RecordedIntKey(0, 1000000000)},
+      {"ProcessRole", "main",
+       "main (a rank's own process) or worker (a DataLoader or multiprocessing worker of the rank; no "
+       "machine-wide counters)",
+       [](const std::string& v, ResolvedConfig* c) {
+         const std::string role = Lower(v);
+         c->worker_process = role == "worker";
+         return role == "main" || role == "worker";
+       }},
+      {"TorchAutoSteps", "0", "1 or 0 (also true/false, yes/no, on/off)", RecordedBoolKey},
+      {"TorchModuleDepth", "0", "an integer from 0 (no module scopes) to 64", RecordedIntKey(0, 64)},
   };
   return specs;
 }

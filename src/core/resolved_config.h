@@ -33,6 +33,7 @@ struct ResolvedConfig {
   std::uint32_t rotate_interval_s = 600;      // 0: one file per session
   std::string upload_uri;                     // recorded only; smppy uploads (docs/S3.md)
   std::uint32_t upload_exit_timeout_s = 120;  // recorded only; smppy waits this long at exit
+  bool worker_process = false;                // ProcessRole=worker: a rank's worker, no machine-wide counters
 
   // Every key with its effective value, as written into the trace header.
   std::map<std::string, std::string> effective;

@@ -105,6 +105,11 @@ void ForkParent() {
   State().control.unlock();
 }
 
+// A rank's worker process: a followed forked child, or ProcessRole=worker.
+bool IsWorker(const ResolvedConfig& config, const std::string& parent_trace) {
+  return config.worker_process || !parent_trace.empty();
+}
+
 // Starts a session with a resolved configuration; caller holds s.control.
 // `parent_trace` is set when following a forked child.
 Status StartLocked(SessionState& s, const ResolvedConfig& config, const ClockPair& clock,
@@ -122,10 +127,10 @@ Status StartLocked(SessionState& s, const ResolvedConfig& config, const ClockPai
   std::unique_ptr<CpuSampler> sampler;
   const std::vector<PerfEventStatus> no_perf;
   if (config.cpu_duration_s > 0) {
-    sampler =
-        std::make_unique<CpuSampler>(CpuSamplerOptions{config.cpu_sample_interval_ms, config.cpu_duration_s,
-                                                       clock.monotonic_ns, config.enable_perf, config.perf_events},
-                                     counters.get());
+    sampler = std::make_unique<CpuSampler>(
+        CpuSamplerOptions{config.cpu_sample_interval_ms, config.cpu_duration_s, clock.monotonic_ns, config.enable_perf,
+                          config.perf_events, !IsWorker(config, parent_trace)},
+        counters.get());
   }
   HeaderInputs header{&config, &rank, clock, session_index, &no_perf, "", parent_trace};
   if (sampler) {

@@ -81,6 +81,23 @@ std::uint32_t CpuSampler::TrackFor(const std::string& name, const char* unit, do
 }
 
 void CpuSampler::SampleOnce(std::int64_t now_ns) {
+  if (options_.machine_wide) SampleMachine(now_ns);
+  SampleProcess(now_ns);
+  if (perf_ != nullptr) {
+    perf_values_.clear();
+    perf_->Read(&perf_values_);
+    for (const auto& [track, value] : perf_values_) {
+      if (!options_.machine_wide && track.rfind("perf.cpu", 0) == 0) continue;  // per-CPU: machine-wide
+      const char* unit = "count";
+      for (const PerfEventStatus& status : perf_->statuses()) {
+        if (status.track == track) unit = status.unit.c_str();
+      }
+      sink_->Add(TrackFor(track, unit, 1), now_ns, value);
+    }
+  }
+}
+
+void CpuSampler::SampleMachine(std::int64_t now_ns) {
   std::vector<CpuTimes> cpus = ParseProcStat(ReadProcFile("/proc/stat"));
   for (const CpuTimes& after : cpus) {
     for (const CpuTimes& before : previous_cpu_) {
@@ -95,7 +112,13 @@ void CpuSampler::SampleOnce(std::int64_t now_ns) {
     }
   }
   previous_cpu_ = std::move(cpus);
+  std::uint64_t total = 0, available = 0;
+  if (ParseMeminfo(ReadProcFile("/proc/meminfo"), &total, &available)) {
+    sink_->Add(TrackFor("machine.memory_used_bytes", "bytes", 1), now_ns, static_cast<double>(total - available));
+  }
+}
 
+void CpuSampler::SampleProcess(std::int64_t now_ns) {
   ProcessStat process;
   if (ParseProcessStat(ReadProcFile("/proc/self/stat"), &process)) {
     if (previous_ns_ > 0 && now_ns > previous_ns_) {
@@ -111,23 +134,6 @@ void CpuSampler::SampleOnce(std::int64_t now_ns) {
     previous_process_ = process;
   }
   previous_ns_ = now_ns;
-
-  std::uint64_t total = 0, available = 0;
-  if (ParseMeminfo(ReadProcFile("/proc/meminfo"), &total, &available)) {
-    sink_->Add(TrackFor("machine.memory_used_bytes", "bytes", 1), now_ns, static_cast<double>(total - available));
-  }
-
-  if (perf_ != nullptr) {
-    perf_values_.clear();
-    perf_->Read(&perf_values_);
-    for (const auto& [track, value] : perf_values_) {
-      const char* unit = "count";
-      for (const PerfEventStatus& status : perf_->statuses()) {
-        if (status.track == track) unit = status.unit.c_str();
-      }
-      sink_->Add(TrackFor(track, unit, 1), now_ns, value);
-    }
-  }
 }
 
 }  // namespace smprof::internal

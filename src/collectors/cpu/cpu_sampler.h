@@ -1,6 +1,7 @@
 // CpuSampler: a thread that samples, every CpuSampleIntervalMs, each core's
 // and the machine's CPU time shares (/proc/stat), the process's CPU use,
-// memory and threads, the machine's memory, and perf counters, as counter
+// memory and threads, the machine's memory (those two machine-wide ones only
+// with machine_wide), and perf counters, as counter
 // samples. It stops after CpuProfilingDurationS while the rest of the
 // session goes on. docs/TRACE_FORMAT.md lists the counters and their units.
 #pragma once
@@ -26,6 +27,9 @@ struct CpuSamplerOptions {
   std::int64_t start_ns = 0;        // the session's start (CLOCK_MONOTONIC); 0: when Start() runs
   bool perf = true;
   std::vector<std::string> perf_events;
+  // The machine's counters (cpu*, machine.*, perf per CPU): sampled by a
+  // rank's main process, not by its workers, which share its host.
+  bool machine_wide = true;
 };
 
 class CpuSampler {
@@ -52,6 +56,8 @@ class CpuSampler {
 
   // One sampling pass at `now_ns` (what the thread does each interval).
   void SampleOnce(std::int64_t now_ns);
+  void SampleMachine(std::int64_t now_ns);  // /proc/stat and /proc/meminfo
+  void SampleProcess(std::int64_t now_ns);  // /proc/self/stat
 
  private:
   void Run();

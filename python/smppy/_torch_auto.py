@@ -1,0 +1,183 @@
+"""Automatic PyTorch mode (``TorchAutoSteps``, ``TorchModuleDepth``; docs/PYTORCH.md).
+
+Global hooks, installed once per process when a session starts with torch
+imported, or as soon as torch finishes importing:
+
+- each ``optimizer.step()`` of the first optimizer that steps ends a step
+  (``SMProfiler._auto_step``); a step's annotation opens at its first batch
+  fetch, backward or optimizer step;
+- ``DataLoader`` iterators' ``__next__`` is annotated ``InputWait``: the time
+  the step waits for its next batch;
+- ``Tensor.backward`` is annotated ``Backward``;
+- with ``TorchModuleDepth`` = N > 0, the forward of modules nested at most N
+  deep is annotated ``nn.Module: ClassName``.
+
+Every hook does nothing but a flag check unless the armed run has
+``TorchAutoSteps=1`` (``SMProfiler._auto_steps``).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.abc
+import importlib.util
+import sys
+import threading
+import warnings
+from importlib.machinery import ModuleSpec
+from typing import TYPE_CHECKING, Any
+
+from smppy import _smppy
+
+if TYPE_CHECKING:
+    from smppy._profiler import SMProfiler
+
+INPUT_WAIT = "InputWait"
+BACKWARD = "Backward"
+MODULE_PREFIX = "nn.Module: "
+
+_lock = threading.Lock()
+_installed = False
+_watching = False
+_module_depth = 0  # the depth the module hooks honour; 0: they record nothing
+_module_hooks_installed = False
+
+
+def enable(profiler: SMProfiler, module_depth: int) -> None:
+    """Install the hooks now if torch is imported, else when it is."""
+    global _module_depth, _watching
+    with _lock:
+        _module_depth = module_depth
+        if "torch" in sys.modules and hasattr(sys.modules["torch"], "optim"):
+            _install(profiler)
+        elif not _installed and not _watching:
+            sys.meta_path.insert(0, _TorchImportWatcher(profiler))
+            _watching = True
+
+
+class _TorchImportWatcher(importlib.abc.MetaPathFinder):
+    """Installs the hooks right after ``import torch`` completes."""
+
+    def __init__(self, profiler: SMProfiler) -> None:
+        self._profiler = profiler
+
+    def find_spec(self, fullname: str, path: Any, target: Any = None) -> ModuleSpec | None:
+        if fullname != "torch":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec("torch")
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        loader_exec = spec.loader.exec_module
+        profiler = self._profiler
+
+        def exec_module(module: Any) -> None:
+            loader_exec(module)
+            try:
+                with _lock:
+                    _install(profiler)
+            except Exception as e:  # an unexpected torch: the training goes on, without the hooks
+                profiler._auto_steps = False
+                warnings.warn(
+                    f"TorchAutoSteps: the PyTorch hooks could not be installed ({type(e).__name__}: {e})",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
+
+        spec.loader.exec_module = exec_module  # type: ignore[method-assign]
+        return spec
+
+
+def _install(profiler: SMProfiler) -> None:
+    global _installed, _module_hooks_installed
+    import torch
+
+    if not _installed:
+        _installed = True
+        _install_step_hooks(torch, profiler)
+        _wrap_dataloader_next(torch, profiler)
+        _wrap_backward(torch, profiler)
+    if _module_depth > 0 and not _module_hooks_installed:
+        _module_hooks_installed = True
+        _install_module_hooks(torch, profiler)
+
+
+def _install_step_hooks(torch: Any, profiler: SMProfiler) -> None:
+    step_optimizer: list[int] = []  # id() of the optimizer whose steps end steps
+
+    def pre_hook(optimizer: Any, args: Any, kwargs: Any) -> None:
+        if profiler._auto_steps:
+            profiler._ensure_step()
+
+    def post_hook(optimizer: Any, args: Any, kwargs: Any) -> None:
+        if not profiler._auto_steps:
+            return
+        if not step_optimizer:
+            step_optimizer.append(id(optimizer))
+        if step_optimizer[0] == id(optimizer):
+            profiler._auto_step()
+
+    from torch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
+
+    register_optimizer_step_pre_hook(pre_hook)
+    register_optimizer_step_post_hook(post_hook)
+
+
+def _wrap_dataloader_next(torch: Any, profiler: SMProfiler) -> None:
+    from torch.utils.data.dataloader import _BaseDataLoaderIter as iterator_class
+
+    original = iterator_class.__next__
+    annotate = _smppy.annotate
+
+    @functools.wraps(original)
+    def __next__(self: Any) -> Any:
+        if not profiler._auto_steps:
+            return original(self)
+        profiler._ensure_step()
+        with annotate(INPUT_WAIT):
+            return original(self)
+
+    iterator_class.__next__ = __next__
+
+
+def _wrap_backward(torch: Any, profiler: SMProfiler) -> None:
+    original = torch.Tensor.backward
+    annotate = _smppy.annotate
+
+    @functools.wraps(original)
+    def backward(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if not profiler._auto_steps:
+            return original(self, *args, **kwargs)
+        profiler._ensure_step()
+        with annotate(BACKWARD):
+            return original(self, *args, **kwargs)
+
+    torch.Tensor.backward = backward
+
+
+class _ModuleStack(threading.local):
+    def __init__(self) -> None:
+        self.handles: list[int] = []
+
+
+def _install_module_hooks(torch: Any, profiler: SMProfiler) -> None:
+    stack = _ModuleStack()
+
+    def pre_hook(module: Any, args: Any) -> None:
+        handles = stack.handles
+        if profiler._auto_steps and len(handles) < _module_depth:
+            handles.append(_smppy.annotation_begin(MODULE_PREFIX + type(module).__name__))
+        else:
+            handles.append(0)
+
+    def post_hook(module: Any, args: Any, output: Any) -> None:
+        handles = stack.handles
+        if handles:
+            handle = handles.pop()
+            if handle:
+                _smppy.annotation_end(handle)
+
+    from torch.nn.modules.module import register_module_forward_hook, register_module_forward_pre_hook
+
+    register_module_forward_pre_hook(pre_hook)
+    register_module_forward_hook(post_hook, always_call=True)
