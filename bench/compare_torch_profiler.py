@@ -17,7 +17,9 @@ thread on the CPU (the GPU when there is one):
 Each step carries the same six annotations (``step`` around ``data``,
 ``forward``, ``loss``, ``backward``, ``optimizer``; bench_common.Trainer). The
 variants: no profiler; smppy with those annotations, CPU sampling and perf
-counters on (``EnablePerf=1``); torch.profiler (CPU activity; CUDA too on a
+counters on (``EnablePerf=1``); smppy's automatic PyTorch mode
+(``TorchAutoSteps=1``, what ``smprof run`` uses) on the loop without
+annotations; torch.profiler (CPU activity; CUDA too on a
 GPU) with the same names as ``record_function``, exporting its Chrome JSON;
 and, with a GPU, smppy with GPU collection on (``EnableCuda=1``).
 
@@ -194,11 +196,15 @@ VARIANTS = {
     "smppy": "smppy",
     "torch": "torch.profiler",
     "smppy-gpu": "smppy, GPU collection on",
+    # The loop with no annotations, smppy's automatic PyTorch mode annotating it
+    # (TorchAutoSteps=1: ProfilerStep#N from the optimizer, Backward), as
+    # `smprof run` profiles an unmodified script.
+    "smppy-auto": "smppy automatic mode (TorchAutoSteps=1)",
     # Diagnostics, not run by default (--variants): where smppy's cost comes from.
     "smppy-annotations": "smppy, annotations only",
     "smppy-off": "smppy calls, not profiling",
 }
-DEFAULT_VARIANTS = ["none", "smppy", "torch"]
+DEFAULT_VARIANTS = ["none", "smppy", "smppy-auto", "torch"]
 
 ANNOTATIONS_ONLY = {"EnablePerf": "0", "EnableCuda": "0", "CpuProfilingDurationS": "0"}
 
@@ -221,6 +227,8 @@ def smppy_config(spec: dict[str, Any], directory: str) -> dict[str, str]:
         "EnablePerf": "1",  # perf counters; CPU sampling is on by default (CpuProfilingDurationS)
     }
     config.update(spec["smppy_settings"])
+    if spec["variant"] == "smppy-auto":
+        config["TorchAutoSteps"] = "1"
     if spec["variant"] == "smppy-annotations":
         config.update(annotations_only_config())
     return config
@@ -321,11 +329,14 @@ class SmppySession(Session):
         t1 = time.perf_counter()
         if not profiler.is_profiling:
             raise RuntimeError("smppy profiling did not start (is SMP_DISABLE set?)")
-        times = self.trainer.run_smppy(steps)
+        times = self._steps(steps)
         t2 = time.perf_counter()
         profiler.stop_profiling()
         self.costs.update(start_s=t1 - t0, stop_s=time.perf_counter() - t2)
         return times
+
+    def _steps(self, steps: int) -> list[int]:
+        return self.trainer.run_smppy(steps)
 
     def block(self, steps: int) -> list[int]:
         return self._run(steps, os.path.join(self.directory, "blocks"))
@@ -344,6 +355,13 @@ class SmppySession(Session):
         directory = os.path.join(self.directory, "annotations_only")
         self._run(steps, directory, annotations_only_config())
         return read_smppy(directory)
+
+
+class SmppyAutoSession(SmppySession):
+    """The unannotated loop; the automatic mode's hooks annotate it."""
+
+    def _steps(self, steps: int) -> list[int]:
+        return self.trainer.run_plain(steps)
 
 
 class SmppyOffSession(Session):
@@ -387,6 +405,7 @@ SESSIONS: dict[str, type[Session]] = {
     "smppy": SmppySession,
     "torch": TorchSession,
     "smppy-gpu": SmppySession,
+    "smppy-auto": SmppyAutoSession,
     "smppy-annotations": SmppySession,
     "smppy-off": SmppyOffSession,
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The main job: install everything, run a real profiled PyTorch training run
-# on 2 ranks (torchrun, gloo, CPU), then print where the traces are, their
-# summary, and the paths of the HTML dashboard and the timeline exports.
+# The main job: install everything, profile an unmodified PyTorch training run
+# on 2 ranks (torchrun, gloo, CPU, spawned DataLoader workers) with smprof run,
+# which prints where the traces are and their summary, then write the HTML
+# dashboard and the timeline exports.
 #   bash scripts/run_example.sh [--steps N]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,16 +10,10 @@ bash scripts/install_deps.sh
 
 job="example-$(date -u +%Y%m%dT%H%M%SZ)"
 out="smprof-out"
-echo "== training on 2 ranks (job $job)"
-SMP_JOB_NAME="$job" OMP_NUM_THREADS=1 python3 -m torch.distributed.run --standalone --nproc-per-node 2 \
-  examples/pytorch_train.py --out "$out" "$@"
-
-echo
-echo "== traces written to: $out/$job"
-find "$out/$job" -name '*.smprof' | sort | sed 's/^/   /'
-echo
-echo "== summary (smprof summary $out/$job)"
-smprof summary "$out/$job"
+echo "== training on 2 ranks under smprof run (job $job): examples/plain_train.py has no profiler code"
+# smprof run prints where the traces are and their summary (steps, input-pipeline wait, workers).
+OMP_NUM_THREADS=1 smprof run -o "$out/$job" -- \
+  python3 -m torch.distributed.run --standalone --nproc-per-node 2 examples/plain_train.py "$@"
 echo
 echo "== dashboard and timeline"
 smprof report "$out/$job" -o "$out/$job/report.html"

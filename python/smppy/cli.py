@@ -114,7 +114,13 @@ def cmd_dump(args: argparse.Namespace) -> int:
 
 # Commands that live in modules of their own: each has
 # ``add_parser(subparsers)``, which registers the command and its handler.
-COMMAND_MODULES: tuple[str, ...] = ("smppy.export", "smppy.report", "smppy.upload", "smppy.summary")
+COMMAND_MODULES: tuple[str, ...] = (
+    "smppy.export",
+    "smppy.report",
+    "smppy.upload",
+    "smppy.summary",
+    "smppy.run",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -10,6 +10,7 @@ from typing import Any
 
 from smppy import analysis
 from smppy._inputs import resolve_input
+from smppy._torch_auto import INPUT_WAIT
 
 
 def _ms(ns: float) -> str:
@@ -34,6 +35,21 @@ def _short(name: str, width: int = 60) -> str:
 
 def _stats_row(label: str, s: dict[str, Any]) -> list[Any]:
     return [label, s["count"], _ms(s["mean_ns"]), _ms(s["p50_ns"]), _ms(s["p90_ns"]), _ms(s["max_ns"])]
+
+
+def input_pipeline_wait(s: dict[str, Any]) -> dict[str, Any] | None:
+    """The time steps waited for their batches (``InputWait`` annotations,
+    docs/PYTORCH.md): total, count and share of step time; None without any."""
+    wait = next((a["stats"] for a in s["annotations"] if a["name"] == INPUT_WAIT), None)
+    if wait is None:
+        return None
+    step_ns = s["steps"]["stats"]["total_ns"]
+    return {
+        "annotation": INPUT_WAIT,
+        "count": wait["count"],
+        "total_ns": wait["total_ns"],
+        "step_percent": 100.0 * wait["total_ns"] / step_ns if step_ns else None,
+    }
 
 
 def print_summary(s: dict[str, Any], top: int) -> None:
@@ -62,7 +78,9 @@ def print_summary(s: dict[str, Any], top: int) -> None:
         st = r["steps"]
         rows.append(
             [
-                f"{r['host']} rank {r['rank']} pid {r['pid']}",
+                f"{r['host']} rank {r['rank']}"
+                + (f" worker of pid {r['worker_of_pid']}" if r["worker_of_pid"] else "")
+                + f" pid {r['pid']}",
                 f"{r['span_ns'] / 1e9:.3f} s",
                 f"{r['gpu_active_percent']:.1f}%",
                 cpu_pct,
@@ -80,10 +98,19 @@ def print_summary(s: dict[str, Any], top: int) -> None:
     if steps["stats"]["count"]:
         print(f"\nsteps (pattern {steps['pattern']}):")
         stat_rows = [_stats_row("all ranks", steps["stats"])]
-        stat_rows += [_stats_row(f"{p['host']} rank {p['rank']}", p["stats"]) for p in steps["per_rank"]]
+        stat_rows += [
+            _stats_row(f"{p['host']} rank {p['rank']}", p["stats"])
+            for p in steps["per_rank"]
+            if p["stats"]["count"]
+        ]
         _table(["", "count", "mean", "p50", "p90", "max"], stat_rows)
         slow = steps["slowest_rank"]
         print(f"  slowest: {slow['host']} rank {slow['rank']} (mean {_ms(slow['mean_ns'])})")
+    wait = input_pipeline_wait(s)
+    if wait:
+        share = "" if wait["step_percent"] is None else f", {wait['step_percent']:.1f}% of step time"
+        total = _ms(wait["total_ns"])
+        print(f"\ninput-pipeline wait ({INPUT_WAIT}): {total} over {wait['count']} fetches{share}")
 
     kernels = gpu["kernels"]
     if kernels["count"]:
@@ -127,7 +154,7 @@ def cmd_summary(args: argparse.Namespace) -> int:
         print(f"smprof: no trace files (*.smprof) under {args.path}", file=sys.stderr)
         return 1
     if args.json:
-        json.dump(s, sys.stdout, indent=1)
+        json.dump({**s, "input_pipeline_wait": input_pipeline_wait(s)}, sys.stdout, indent=1)
         print()
     else:
         print_summary(s, args.top)

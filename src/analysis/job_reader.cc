@@ -50,6 +50,9 @@ JobReader::JobReader(const std::vector<std::string>& paths) {
       stream.rank = h.rank();
       stream.pid = h.pid();
       stream.session_index = h.session_index();
+      const auto role = h.config().find("ProcessRole");
+      const bool worker = h.forked_child() || (role != h.config().end() && role->second == "worker");
+      stream.worker_of_pid = worker ? h.parent_pid() : 0;
       stream.files.push_back(std::move(entry));
     }
   }

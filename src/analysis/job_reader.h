@@ -30,6 +30,9 @@ struct ProcessStream {
   std::int32_t rank = 0;
   std::int64_t pid = 0;
   std::uint32_t session_index = 0;
+  // A worker of its rank (a followed forked child, or ProcessRole=worker):
+  // the pid of the process that started it; 0 for a rank's own process.
+  std::int64_t worker_of_pid = 0;
   std::vector<TraceFileEntry> files;  // by file_index
 };
 

@@ -191,6 +191,7 @@ void SummaryBuilder::WriteJob(JsonWriter& out, const WallSpan& job_span) const {
         .Field("pid", static_cast<std::int64_t>(h.pid()))
         .Field("session_index", h.session_index())
         .Field("forked_child", h.forked_child())
+        .Field("worker_of_pid", p.stream->worker_of_pid)
         .Key("argv")
         .BeginArray();
     for (const auto& arg : h.argv()) out.String(arg);
@@ -217,6 +218,7 @@ void SummaryBuilder::WriteRanks(JsonWriter& out) const {
         .Field("host", p.stream->host)
         .Field("rank", p.stream->rank)
         .Field("pid", p.stream->pid)
+        .Field("worker_of_pid", p.stream->worker_of_pid)
         .Field("span_ns", span)
         .Field("annotations", p.annotations)
         .Field("gpu_active_ns", p.gpu_active_ns)

@@ -40,6 +40,7 @@ struct RankGroup {
   std::string host;
   std::int64_t pid = 0;
   std::int32_t rank = 0;
+  std::int64_t worker_of_pid = 0;
   std::vector<const ProcessStream*> streams;  // in session order
 };
 
@@ -187,6 +188,7 @@ Status Walker::Run() {
     g.host = stream.host;
     g.rank = stream.rank;
     g.pid = stream.pid;
+    g.worker_of_pid = stream.worker_of_pid;
     g.streams.push_back(&stream);
   }
   sink_->OnStart(DescribeJob(groups));
@@ -208,7 +210,9 @@ Status Walker::Run() {
     }
     TimelineProcess p;
     p.id = process;
-    p.name = group.host + " / rank " + std::to_string(group.rank) + " (pid " + std::to_string(group.pid) + ")";
+    p.name = group.host + " / rank " + std::to_string(group.rank) +
+             (group.worker_of_pid ? " worker of pid " + std::to_string(group.worker_of_pid) : "") + " (pid " +
+             std::to_string(group.pid) + ")";
     p.sort_index = host_sort * kProcessesPerHost + 1 + std::clamp(group.rank, 0, kProcessesPerHost - 2);
     sink_->OnProcess(p);
     ++stats_->processes;

@@ -4,6 +4,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "core/resolved_config.h"
 #include "python/analysis_bindings.h"
 #include "python/annotate_type.h"
 #include "python/closed_files.h"
@@ -42,6 +43,7 @@ PYBIND11_MODULE(_smppy, m) {
   m.doc() = "Private extension of smppy; use the smppy package.";
   m.def("version", &smprof::Version);
   m.def("config_keys", &smprof::ConfigKeys, "The documented config keys.");
+  m.def("config_env_name", &smprof::internal::EnvNameFor, "The environment variable of a config key.");
   m.def(
       "validate_config",
       [](const std::map<std::string, std::string>& values) { Check(smprof::ValidateConfig(ToConfig(values))); },

@@ -21,5 +21,5 @@ def test_compare_torch_profiler_quick_mode_prints_the_table(tmp_path) -> None:
     out = proc.stdout
     for model in ("== large:", "== tiny:"):
         assert model in out, out
-    for row in ("no profiler", "smppy", "torch.profiler", "target:"):
+    for row in ("no profiler", "smppy", "smppy automatic mode", "torch.profiler", "target:"):
         assert row in out, out
