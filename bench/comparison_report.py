@@ -332,6 +332,17 @@ class Report:
                     verdict(o <= limit, f"by {(o - limit) * 100:.1f} points"),
                 )
             )
+            auto = self.row(model, "smppy-auto")
+            if auto is not None:
+                oa = auto.overhead()
+                out.append(
+                    (
+                        f"automatic mode step-time overhead <= {limit * 100:.0f}%",
+                        model,
+                        f"{fmt_pct(oa)}; CPU time {fmt_pct(auto.cpu_overhead())}",
+                        verdict(oa <= limit, f"by {(oa - limit) * 100:.1f} points"),
+                    )
+                )
             if t is None:
                 continue
             ot, ct = t.overhead(), t.cpu_overhead()

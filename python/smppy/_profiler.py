@@ -62,22 +62,26 @@ class SMProfiler:
     still running at interpreter exit is stopped and flushed then.
 
     Steps, as torch.profiler's ``prof.step()``: call ``step()`` at the end of
-    each training step. Step N (from 0) is recorded as the annotation
-    ``ProfilerStep#N``; step 0 starts at ``start_profiling()``, step N+1 at
-    the N-th ``step()``. The count is global for the process and restarts at
-    0 with each ``start_profiling()``. With a schedule (``ScheduleActive`` >
-    0, or ``configure(..., schedule=smppy.schedule(...))``),
-    ``start_profiling()`` only arms it: a session runs for the warm-up and
-    active steps of each cycle (warm-up steps are annotated
-    ``ProfilerWarmup#N``) and ends, writing its file, after the cycle's last
-    active step. Without a schedule one session covers every step.
+    each training step. Step N (from 0; the count restarts with each
+    ``start_profiling()``) is recorded as the annotation ``ProfilerStep#N``,
+    step N+1 starting at the N-th ``step()``. Step 0 starts at
+    ``start_profiling()`` when a schedule is set or ``use_manual_steps()`` was
+    called before it; otherwise the first ``step()`` ends an unrecorded step 0
+    (a script that never calls ``step()`` gets no step annotations). With a
+    schedule (``ScheduleActive`` > 0, or ``configure(...,
+    schedule=smppy.schedule(...))``), ``start_profiling()`` only arms it: a
+    session runs for the warm-up and active steps of each cycle (warm-up steps
+    are annotated ``ProfilerWarmup#N``) and ends, writing its file, after the
+    cycle's last active step. Without a schedule one session covers every
+    step.
 
     With ``TorchAutoSteps=1`` (the default of ``smprof run``), PyTorch
     training counts steps itself (docs/PYTORCH.md): each ``optimizer.step()``
-    ends a step. ``use_manual_steps()`` turns that counting off, as does the
-    first explicit ``step()``: a framework callback that calls ``step()``
-    calls ``use_manual_steps()`` when training begins, so that no step is
-    counted twice.
+    ends a step, and a step opens at its first batch fetch, backward or
+    optimizer step. A framework callback (Keras, Lightning, Hugging Face)
+    calls ``use_manual_steps()`` when training begins and ``step()`` at the
+    end of each batch: automatic counting is then off and no step is counted
+    twice. The first explicit ``step()`` also turns it off.
     """
 
     _instance: SMProfiler | None = None
@@ -154,9 +158,12 @@ class SMProfiler:
     def use_manual_steps(self) -> None:
         """Steps end only at ``step()`` until ``stop_profiling()``: automatic
         PyTorch step counting stops (the InputWait, Backward and module
-        annotations stay). May be called before ``start_profiling()``."""
+        annotations stay). Before ``start_profiling()``: step 0 starts there;
+        after it: the current step starts now, if none is open."""
         with self._lock:
             self._manual_steps = True
+            if self._step_handle == 0:
+                self._begin_step()
 
     @property
     def is_armed(self) -> bool:
@@ -198,7 +205,7 @@ class SMProfiler:
                 self._action = self._schedule.action(0)
                 if self._action is not ProfilerAction.NONE:
                     message = self._start_session()
-                if open_first_step:
+                if open_first_step and (self._schedule.enabled or self._manual_steps):
                     self._begin_step()
                 self._auto_steps = _effective(self._config, "TorchAutoSteps").lower() in _TRUE
                 if self._auto_steps:

@@ -8,6 +8,9 @@ imported, or as soon as torch finishes importing:
   fetch, backward or optimizer step;
 - ``DataLoader`` iterators' ``__next__`` is annotated ``InputWait``: the time
   the step waits for its next batch;
+- the dataset fetch of each batch (in the DataLoader's worker processes, or
+  in the main process without workers) is annotated ``DataLoaderFetch``: a
+  forked worker's first one starts its trace (``EnableForkFollow``);
 - ``Tensor.backward`` is annotated ``Backward``;
 - with ``TorchModuleDepth`` = N > 0, the forward of modules nested at most N
   deep is annotated ``nn.Module: ClassName``.
@@ -33,6 +36,7 @@ if TYPE_CHECKING:
     from smppy._profiler import SMProfiler
 
 INPUT_WAIT = "InputWait"
+FETCH = "DataLoaderFetch"
 BACKWARD = "Backward"
 MODULE_PREFIX = "nn.Module: "
 
@@ -96,6 +100,7 @@ def _install(profiler: SMProfiler) -> None:
         _installed = True
         _install_step_hooks(torch, profiler)
         _wrap_dataloader_next(torch, profiler)
+        _wrap_dataset_fetch(profiler)
         _wrap_backward(torch, profiler)
     if _module_depth > 0 and not _module_hooks_installed:
         _module_hooks_installed = True
@@ -138,6 +143,22 @@ def _wrap_dataloader_next(torch: Any, profiler: SMProfiler) -> None:
             return original(self)
 
     iterator_class.__next__ = __next__
+
+
+def _wrap_dataset_fetch(profiler: SMProfiler) -> None:
+    from torch.utils.data._utils.fetch import _IterableDatasetFetcher, _MapDatasetFetcher
+
+    annotate = _smppy.annotate
+    for fetcher_class in (_MapDatasetFetcher, _IterableDatasetFetcher):
+        original = fetcher_class.fetch
+
+        def fetch(self: Any, index: Any, _original: Any = original) -> Any:
+            if not profiler._auto_steps:
+                return _original(self, index)
+            with annotate(FETCH):
+                return _original(self, index)
+
+        fetcher_class.fetch = functools.wraps(original)(fetch)
 
 
 def _wrap_backward(torch: Any, profiler: SMProfiler) -> None:

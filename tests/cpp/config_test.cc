@@ -56,13 +56,23 @@ const std::map<std::string, std::string> kDefaults = {
     {"RotateIntervalS", "600"},
     {"UploadUri", ""},
     {"UploadExitTimeoutS", "120"},
+    {"ScheduleSkipFirst", "0"},
+    {"ScheduleWait", "0"},
+    {"ScheduleWarmup", "0"},
+    {"ScheduleActive", "0"},
+    {"ScheduleRepeat", "0"},
+    {"ProcessRole", "main"},
+    {"TorchAutoSteps", "0"},
+    {"TorchModuleDepth", "0"},
 };
 
 TEST(Config, KeysAreTheDocumentedOnesInOrder) {
   const std::vector<std::string> expected = {
-      "EnableCuda",       "EnablePerf",      "PerfEvents",      "CpuSampleIntervalMs", "CpuProfilingDurationS",
-      "EnableForkFollow", "BucketCount",     "BucketSizeMB",    "CudaBufferMB",        "Compression",
-      "RecordFile",       "FlushIntervalMs", "RotateIntervalS", "UploadUri",           "UploadExitTimeoutS"};
+      "EnableCuda",        "EnablePerf",      "PerfEvents",      "CpuSampleIntervalMs", "CpuProfilingDurationS",
+      "EnableForkFollow",  "BucketCount",     "BucketSizeMB",    "CudaBufferMB",        "Compression",
+      "RecordFile",        "FlushIntervalMs", "RotateIntervalS", "UploadUri",           "UploadExitTimeoutS",
+      "ScheduleSkipFirst", "ScheduleWait",    "ScheduleWarmup",  "ScheduleActive",      "ScheduleRepeat",
+      "ProcessRole",       "TorchAutoSteps",  "TorchModuleDepth"};
   EXPECT_EQ(ConfigKeys(), expected);
 }
 
@@ -105,7 +115,15 @@ TEST(Config, EnvironmentOverridesEveryDefault) {
                                                 {"SMP_ROTATE_INTERVAL_S", "30"},
                                                 {"SMP_UPLOAD_URI", "s3://bucket/env"},
                                                 {"SMP_UPLOAD_EXIT_TIMEOUT_S", "5"},
-                                                {"SMP_CUDA_BUFFER_MB", "16"}});
+                                                {"SMP_CUDA_BUFFER_MB", "16"},
+                                                {"SMP_SCHEDULE_SKIP_FIRST", "1"},
+                                                {"SMP_SCHEDULE_WAIT", "2"},
+                                                {"SMP_SCHEDULE_WARMUP", "1"},
+                                                {"SMP_SCHEDULE_ACTIVE", "3"},
+                                                {"SMP_SCHEDULE_REPEAT", "4"},
+                                                {"SMP_PROCESS_ROLE", "worker"},
+                                                {"SMP_TORCH_AUTO_STEPS", "1"},
+                                                {"SMP_TORCH_MODULE_DEPTH", "2"}});
   EXPECT_EQ(c.enable_cuda, Tristate::kOn);
   EXPECT_FALSE(c.enable_perf);
   EXPECT_TRUE(c.enable_fork_follow);
@@ -121,6 +139,8 @@ TEST(Config, EnvironmentOverridesEveryDefault) {
   EXPECT_EQ(c.upload_uri, "s3://bucket/env");
   EXPECT_EQ(c.upload_exit_timeout_s, 5u);
   EXPECT_EQ(c.cuda_buffer_mb, 16u);
+  EXPECT_TRUE(c.worker_process);
+  EXPECT_EQ(c.effective.at("ScheduleActive"), "3");
   EXPECT_EQ(c.explicit_keys.size(), kDefaults.size());
   EXPECT_EQ(c.effective.at("BucketCount"), "8");
 }
@@ -248,6 +268,15 @@ TEST(Config, RotationAndUploadKeys) {
   }
   EXPECT_EQ(EnvNameFor("RotateIntervalS"), "SMP_ROTATE_INTERVAL_S");
   EXPECT_EQ(EnvNameFor("UploadUri"), "SMP_UPLOAD_URI");
+}
+
+TEST(Config, ProcessRoleMarksAWorker) {
+  EXPECT_FALSE(ResolveOk(Config()).worker_process);
+  EXPECT_TRUE(ResolveOk(One("ProcessRole", "worker")).worker_process);
+  EXPECT_FALSE(ResolveOk(One("ProcessRole", "main")).worker_process);
+  const std::string error = ResolveError(One("ProcessRole", "boss"));
+  EXPECT_NE(error.find("'ProcessRole'"), std::string::npos) << error;
+  EXPECT_NE(error.find("main (a rank's own process) or worker"), std::string::npos) << error;
 }
 
 }  // namespace

@@ -50,6 +50,20 @@ TEST(CpuSampler, TwoPassesGiveEveryCoreAndProcessCounter) {
   EXPECT_EQ(counters.count("perf.task-clock"), 0u) << "EnablePerf=0 opens no perf counter";
 }
 
+TEST(CpuSampler, AWorkerSamplesOnlyItsOwnProcess) {
+  CounterBuffer buffer(1 << 16);
+  CpuSampler sampler(CpuSamplerOptions{100, 3600, 0, true, {"task-clock"}, /*machine_wide=*/false}, &buffer);
+  sampler.SampleOnce(NowNs());
+  sampler.SampleOnce(NowNs());
+  const auto counters = ByName(buffer);
+  EXPECT_EQ(counters.count("process.rss_bytes"), 1u);
+  for (const auto& [name, values] : counters) {
+    EXPECT_NE(name.rfind("cpu", 0), 0u) << name << ": the rank's main process samples the host";
+    EXPECT_NE(name.rfind("machine.", 0), 0u) << name;
+    EXPECT_NE(name.rfind("perf.cpu", 0), 0u) << name;
+  }
+}
+
 TEST(CpuSampler, PerfCountersBecomeCounterTracks) {
   CounterBuffer buffer(1 << 16);
   CpuSampler sampler(CpuSamplerOptions{100, 3600, 0, true, {"task-clock", "context-switches"}}, &buffer);

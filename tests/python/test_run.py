@@ -61,6 +61,29 @@ def test_torchrun_job_with_spawned_workers_and_no_smppy_import(tmp_path: Path) -
     assert labels == {(0, False), (1, False), (0, True), (1, True)}
 
 
+def test_forked_dataloader_worker_is_a_worker_of_its_rank(tmp_path: Path) -> None:
+    code = textwrap.dedent(
+        """\
+        import torch
+        data = torch.utils.data.TensorDataset(torch.randn(8, 2))
+        loader = torch.utils.data.DataLoader(data, batch_size=4, num_workers=1,
+                                             multiprocessing_context="fork")
+        assert len(list(loader)) == 2
+        """
+    )
+    proc = smprof_run(["-o", str(tmp_path), "--", sys.executable, "-c", code], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert " worker of pid " in proc.stdout
+    traces = [open_trace(f) for f in find_trace_files(tmp_path)]
+    [main] = [t for t in traces if not t.header["forked_child"]]
+    [worker] = [t for t in traces if t.header["forked_child"]]
+    assert worker.header["parent_pid"] == main.header["pid"]
+    worker_counters = {e["name"] for e in counter_events(worker)}
+    assert "process.cpu_percent" in worker_counters
+    assert not [n for n in worker_counters if n.startswith(("cpu", "machine."))]
+    assert "machine.memory_used_bytes" in {e["name"] for e in counter_events(main)}
+
+
 def test_exit_code_and_bad_settings(tmp_path: Path) -> None:
     proc = smprof_run(
         ["-o", str(tmp_path), "--no-summary", "--", sys.executable, "-c", "raise SystemExit(3)"], tmp_path

@@ -79,12 +79,18 @@ def test_schedule_argument_and_stop_mid_cycle(trace_dir: Path) -> None:
     ]
 
 
-def test_without_schedule_every_step_is_in_one_session(trace_dir: Path) -> None:
+def test_without_schedule_steps_start_at_the_first_step_call(trace_dir: Path) -> None:
     profiler = start_session(trace_dir)
     for _ in range(3):
         profiler.step()
     profiler.stop_profiling()
     profiler.step()  # after stop: a no-op
-    assert _steps_per_file(trace_dir) == [
-        ["ProfilerStep#0", "ProfilerStep#1", "ProfilerStep#2", "ProfilerStep#3"]
-    ]
+    assert _steps_per_file(trace_dir) == [[f"ProfilerStep#{n}" for n in (1, 2, 3)]]
+
+
+def test_manual_steps_before_start_record_step_zero(trace_dir: Path) -> None:
+    smppy.SMProfiler.instance().use_manual_steps()
+    profiler = start_session(trace_dir)
+    profiler.step()
+    profiler.stop_profiling()
+    assert _steps_per_file(trace_dir) == [["ProfilerStep#0", "ProfilerStep#1"]]

@@ -1,4 +1,5 @@
-"""Automatic PyTorch mode: optimizer steps as ProfilerStep#N, InputWait, Backward, module scopes."""
+"""Automatic PyTorch mode: optimizer steps as ProfilerStep#N, InputWait, DataLoaderFetch, Backward,
+module scopes."""
 
 from __future__ import annotations
 
@@ -36,11 +37,11 @@ def test_optimizer_steps_input_wait_and_backward(trace_dir: Path) -> None:
     events = read_annotations(trace_dir)
     counts = Counter(e["name"] for e in events)
     # The last __next__ ends the epoch (StopIteration) and opens step 3, closed by stop.
-    assert counts == {"InputWait": BATCHES + 1, "Backward": BATCHES, "ProfilerStep#0": 1, "ProfilerStep#1": 1,
-                      "ProfilerStep#2": 1, "ProfilerStep#3": 1}  # fmt: skip
-    steps = {e["name"]: e for e in events if e["name"].startswith("ProfilerStep#")}
+    steps = {f"ProfilerStep#{n}": 1 for n in range(BATCHES + 1)}
+    assert counts == {"InputWait": BATCHES + 1, "DataLoaderFetch": BATCHES, "Backward": BATCHES, **steps}
+    by_name = {e["name"]: e for e in events if e["name"].startswith("ProfilerStep#")}
     first_wait = min((e for e in events if e["name"] == "InputWait"), key=lambda e: e["ts_ns"])
-    first, second = steps["ProfilerStep#0"], steps["ProfilerStep#1"]
+    first, second = by_name["ProfilerStep#0"], by_name["ProfilerStep#1"]
     assert first["ts_ns"] <= first_wait["ts_ns"]
     assert first["ts_ns"] + first["dur_ns"] <= second["ts_ns"]
 
@@ -69,4 +70,4 @@ def test_hooks_record_nothing_without_torch_auto_steps(trace_dir: Path) -> None:
     profiler = start_session(trace_dir / "off")
     _train()
     profiler.stop_profiling()
-    assert _names(trace_dir / "off") == ["ProfilerStep#0"]
+    assert _names(trace_dir / "off") == []
