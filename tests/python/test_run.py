@@ -82,6 +82,20 @@ def test_forked_dataloader_worker_is_a_worker_of_its_rank(tmp_path: Path) -> Non
     assert "process.cpu_percent" in worker_counters
     assert not [n for n in worker_counters if n.startswith(("cpu", "machine."))]
     assert "machine.memory_used_bytes" in {e["name"] for e in counter_events(main)}
+    timeline = tmp_path / "timeline.json"
+    export = [
+        sys.executable,
+        "-m",
+        "smppy.cli",
+        "export",
+        str(tmp_path),
+        "--format",
+        "chrome",
+        "-o",
+        str(timeline),
+    ]
+    subprocess.run(export, check=True, capture_output=True)
+    assert f"rank 0 worker of pid {main.header['pid']} (pid {worker.header['pid']})" in timeline.read_text()
 
 
 def test_exit_code_and_bad_settings(tmp_path: Path) -> None:
