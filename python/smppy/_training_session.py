@@ -38,9 +38,10 @@ class TrainingSession:
     def profiler(self) -> SMProfiler:
         return self._profiler
 
-    def begin(self) -> None:
-        """Start the session unless the script already runs one; from now on
-        only ``step()`` ends a step (no automatic PyTorch step counting)."""
+    def begin(self, *, training: bool = True) -> None:
+        """Start the session unless the script already runs one. ``training``:
+        from now on only ``step()`` ends a step (no automatic PyTorch step
+        counting), step 0 starting now; otherwise (inference) no step opens."""
         if self._owns_session:
             return
         if not self._profiler.is_armed:
@@ -48,7 +49,8 @@ class TrainingSession:
                 self._profiler.configure(self._config or Config(), schedule=self._schedule)
             self._profiler.start_profiling()
             self._owns_session = True
-        self._profiler.use_manual_steps()
+        if training:
+            self._profiler.use_manual_steps()
 
     def step(self) -> None:
         """A training step ended; the next begins."""

@@ -77,8 +77,8 @@ class ProfilerCallback(keras.callbacks.Callback):
         self._phase_end("Predict")
 
     def _phase_begin(self, name: str) -> None:
-        if not self._in_fit:  # evaluate() / predict() on their own: a session of their own
-            self._session.begin()
+        if not self._in_fit:  # evaluate() / predict() on their own: a session of their own, no steps
+            self._session.begin(training=False)
         self._session.phase_begin(name)
 
     def _phase_end(self, name: str) -> None:
