@@ -28,8 +28,11 @@ python_packages=(scikit-build-core=scikit_build_core pybind11=pybind11 cmake=cma
                  "torch==2.13.0=torch" protobuf=google.protobuf boto3=boto3 "moto[server]=moto"
                  plotly=plotly selenium=selenium  # report: plotly.js inlined; its browser tests
                  pandas=pandas  # smppy.analysis.load returns DataFrames when it is installed
-                 "tensorflow-cpu==2.21.0=tensorflow"  # tests with TensorFlow in the same process
-                 auditwheel=auditwheel)  # checks and tags the manylinux wheel (scripts/build_wheel.sh)
+                 auditwheel=auditwheel  # checks and tags the manylinux wheel (scripts/build_wheel.sh)
+                 # TensorFlow in the same process; the framework integrations' tests
+                 # (smppy.keras, .lightning, .transformers) and HTA interop
+                 "tensorflow-cpu==2.21.0=tensorflow" lightning=lightning transformers=transformers accelerate=accelerate
+                 holistictraceanalysis=hta psutil=psutil)  # HTA imports psutil without requiring it
 to_install=()
 for entry in "${python_packages[@]}"; do
   python3 -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('${entry##*=}') is None)" 2>/dev/null \

@@ -7,10 +7,13 @@
 #include "analysis/export_output.h"
 #include "analysis/json_string.h"
 #include "analysis/slice_args.h"
+#include "smprof/trace.pb.h"
 
 namespace smprof::analysis {
 
 namespace {
+
+constexpr std::uint32_t kDriverDomain = 2;  // ApiCallRow::domain: 1 runtime, 2 driver
 
 // Trace Event Format: "X" complete events for slices, "C" counters, "s"/"f"
 // flow events bound to the enclosing slices, "M" metadata for names and
@@ -21,9 +24,20 @@ class ChromeSink : public TimelineSink {
  public:
   explicit ChromeSink(ExportOutput* out) : out_(out) {}
 
-  void OnStart(std::int64_t job_start_wall_ns) override {
-    origin_ = job_start_wall_ns;
-    out_->Write("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
+  void OnStart(const TimelineJob& job) override {
+    origin_ = job.start_wall_ns;
+    event_ = "{\"displayTimeUnit\":\"ns\",";
+    if (job.ranks.size() == 1) {
+      // Kineto's rank and world size, first in the file: HTA finds a file's
+      // rank with the regex "rank":\s+(\d+), so the space matters.
+      event_ += "\"distributedInfo\": {\"rank\": ";
+      AppendInt(job.ranks[0]);
+      event_ += ", \"world_size\": ";
+      AppendInt(job.world_size);
+      event_ += "},";
+    }
+    event_ += "\"traceEvents\":[";
+    out_->Write(event_);
   }
 
   void Finish() {
@@ -50,7 +64,7 @@ class ChromeSink : public TimelineSink {
     event_ += ",\"dur\":";
     AppendMicros(s.dur_ns);
     event_ += ",\"cat\":\"";
-    event_ += Category(s.track->kind);
+    event_ += Category(s);
     event_ += "\",\"name\":";
     AppendString(s.name);
     args_.clear();
@@ -59,7 +73,7 @@ class ChromeSink : public TimelineSink {
       event_ += ",\"args\":{";
       for (std::size_t i = 0; i < args_.size(); ++i) {
         if (i) event_ += ',';
-        AppendString(args_[i].key);
+        AppendString(KinetoArgKey(args_[i].key));
         event_ += ':';
         if (args_[i].is_string) {
           AppendString(args_[i].string_value);
@@ -91,16 +105,18 @@ class ChromeSink : public TimelineSink {
   }
 
  private:
-  static std::string_view Category(TrackKind kind) {
-    switch (kind) {
+  // Kineto's categories (what torch.profiler writes), which HTA and other
+  // Kineto tools select events by.
+  static std::string_view Category(const TimelineSlice& s) {
+    switch (s.track->kind) {
       case TrackKind::kThread:
-        return "annotation";
+        return "user_annotation";
       case TrackKind::kCudaApi:
-        return "cuda_api";
+        return s.api != nullptr && s.api->domain == kDriverDomain ? "cuda_driver" : "cuda_runtime";
       case TrackKind::kNvtx:
         return "nvtx";
       case TrackKind::kGpuStream:
-        return "gpu";
+        return GpuCategory(s.gpu);
       case TrackKind::kCuptiOverhead:
         return "cupti_overhead";
       case TrackKind::kCounter:
@@ -108,6 +124,24 @@ class ChromeSink : public TimelineSink {
     }
     return "counter";
   }
+
+  static std::string_view GpuCategory(const internal::GpuActivityRow* row) {
+    switch (row == nullptr ? 0 : row->kind) {
+      case trace::GPU_KIND_KERNEL:
+        return "kernel";
+      case trace::GPU_KIND_MEMCPY:
+        return "gpu_memcpy";
+      case trace::GPU_KIND_MEMSET:
+        return "gpu_memset";
+      case trace::GPU_KIND_SYNC:
+        return "cuda_sync";
+      default:
+        return "gpu";
+    }
+  }
+
+  // Kineto's name for the launch/GPU work link, which HTA joins them on.
+  static std::string_view KinetoArgKey(std::string_view key) { return key == "correlation_id" ? "correlation" : key; }
 
   void FlowEvent(char phase, std::uint64_t id, const TimelineTrack& track, std::int64_t wall_ns) {
     BeginEvent(phase, track.process, track.tid, wall_ns);

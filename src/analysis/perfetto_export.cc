@@ -120,7 +120,7 @@ class PerfettoSink : public TimelineSink {
  public:
   explicit PerfettoSink(ExportOutput* out) : out_(out) {}
 
-  void OnStart(std::int64_t) override {}
+  void OnStart(const TimelineJob&) override {}
 
   void OnProcess(const TimelineProcess& p) override {
     ProtoBytes& process = nested_[0];

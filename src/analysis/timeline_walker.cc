@@ -73,6 +73,8 @@ class Walker {
   Status Run();
 
  private:
+  using Groups = std::map<std::tuple<std::string, std::int32_t, std::int64_t>, RankGroup>;  // (host, rank, pid)
+  TimelineJob DescribeJob(const Groups& groups) const;
   struct FlowEnd {
     const TimelineTrack* track;
     std::int64_t wall_ns;
@@ -155,6 +157,23 @@ class Walker {
   std::vector<internal::OverheadRow> overheads_;
 };
 
+TimelineJob Walker::DescribeJob(const Groups& groups) const {
+  TimelineJob job;
+  job.start_wall_ns = stats_->job_start_wall_ns;
+  const std::set<int> selected(options_.ranks.begin(), options_.ranks.end());
+  std::set<std::int32_t> job_ranks, exported;
+  for (const auto& [key, group] : groups) {
+    job_ranks.insert(group.rank);
+    if (selected.empty() || selected.count(group.rank)) exported.insert(group.rank);
+    for (const ProcessStream* stream : group.streams) {
+      for (const TraceFileEntry& f : stream->files) job.world_size = std::max(job.world_size, f.header.world_size());
+    }
+  }
+  job.ranks.assign(exported.begin(), exported.end());
+  job.world_size = std::max(job.world_size, static_cast<std::int32_t>(job_ranks.size()));
+  return job;
+}
+
 Status Walker::Run() {
   const JobReader job(options_.files);
   stats_->warnings.insert(stats_->warnings.end(), job.warnings().begin(), job.warnings().end());
@@ -172,7 +191,7 @@ Status Walker::Run() {
     g.worker_of_pid = stream.worker_of_pid;
     g.streams.push_back(&stream);
   }
-  sink_->OnStart(stats_->job_start_wall_ns);
+  sink_->OnStart(DescribeJob(groups));
 
   std::map<std::string, HostState> hosts;
   for (const auto& [key, g] : groups) hosts[g.host];

@@ -40,6 +40,13 @@ struct TimelineOptions {
   std::size_t max_pending = 1u << 16;
 };
 
+// The job as exported, announced before anything else.
+struct TimelineJob {
+  std::int64_t start_wall_ns = 0;   // the earliest header start among the files
+  std::vector<std::int32_t> ranks;  // the ranks in the export, sorted, each once
+  std::int32_t world_size = 0;      // the headers' largest world size, at least the job's number of ranks
+};
+
 // A process of the timeline: a host (its machine-wide counters) or one rank
 // file group (the files of one process: sessions and rotated files).
 struct TimelineProcess {
@@ -79,8 +86,8 @@ inline std::uint64_t FlowId(std::uint32_t process, std::uint32_t correlation_id)
 class TimelineSink {
  public:
   virtual ~TimelineSink() = default;
-  // First, with the job's start: the earliest header start among the files.
-  virtual void OnStart(std::int64_t job_start_wall_ns) = 0;
+  // First.
+  virtual void OnStart(const TimelineJob& job) = 0;
   // Each process and track is announced once, before its first event.
   virtual void OnProcess(const TimelineProcess& process) = 0;
   virtual void OnTrack(const TimelineTrack& track) = 0;

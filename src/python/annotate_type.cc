@@ -71,6 +71,9 @@ NameCache& Names() {
 }
 
 PyObject* g_decorator = nullptr;  // smppy._annotations.decorate(func, name)
+// smppy._tf_function_check.check(name), called on each recorded enter once
+// registered (smppy.keras registers it); nullptr: no check, no cost.
+PyObject* g_enter_check = nullptr;
 
 struct AnnotateObject {
   PyObject_HEAD PyObject* name;  // str, or None until used as a decorator
@@ -140,6 +143,11 @@ PyObject* AnnotateEnter(PyObject* object, PyObject*) {
     if (self->name == Py_None) {
       PyErr_SetString(PyExc_TypeError, "annotate() used as a context manager needs a name");
       return nullptr;
+    }
+    if (g_enter_check != nullptr) {
+      PyObject* checked = PyObject_CallOneArg(g_enter_check, self->name);
+      if (checked == nullptr) return nullptr;  // its warning raised as an error (-W error)
+      Py_DECREF(checked);
     }
     if (!Names().Lookup(self->name, &self->name_id)) return nullptr;
     self->thread = smprof::internal::EnterScope(self->name_id, &self->depth, &self->correlated);
@@ -272,6 +280,20 @@ PyObject* SetDecorator(PyObject*, PyObject* decorator) {
   Py_RETURN_NONE;
 }
 
+PyObject* SetEnterCheck(PyObject*, PyObject* check) {
+  if (check != Py_None && !PyCallable_Check(check)) {
+    PyErr_SetString(PyExc_TypeError, "_set_enter_check takes a callable or None");
+    return nullptr;
+  }
+  if (check == Py_None) {
+    Py_CLEAR(g_enter_check);
+  } else {
+    Py_INCREF(check);
+    Py_XSETREF(g_enter_check, check);
+  }
+  Py_RETURN_NONE;
+}
+
 PyMethodDef kFunctions[] = {
     {"annotation_begin", AnnotationBegin, METH_O,
      "annotation_begin(name) -> int\n\n"
@@ -286,6 +308,7 @@ PyMethodDef kFunctions[] = {
      "after it are still open is recorded, its inner ranges staying open.\n"
      "A handle that is not an int is a TypeError."},
     {"_set_decorator", SetDecorator, METH_O, "Registers the Python helper that wraps decorated functions."},
+    {"_set_enter_check", SetEnterCheck, METH_O, "Registers a callable run with the name of each recorded enter."},
     {nullptr, nullptr, 0, nullptr},
 };
 

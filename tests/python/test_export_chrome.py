@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 from collections import Counter, defaultdict
 from pathlib import Path
 
@@ -81,7 +82,7 @@ def test_annotations_are_complete_events_nested_on_one_wall_clock(job_dir: Path,
     events = export(tmp_path)
     assert not [e for e in events if e["ph"] in ("B", "E")]
     pids = process_ids(events)
-    slices = [e for e in events if e["ph"] == "X" and e["cat"] == "annotation"]
+    slices = [e for e in events if e["ph"] == "X" and e["cat"] == "user_annotation"]
     assert Counter(e["name"] for e in slices) == {
         **{f"step_{k}": 3 for k in range(job.STEPS)},
         "Forward": 3 * job.STEPS,
@@ -104,12 +105,12 @@ def test_annotations_are_complete_events_nested_on_one_wall_clock(job_dir: Path,
 
 def test_kernels_carry_their_arguments_and_flows_join_launches(job_dir: Path, tmp_path: Path) -> None:
     events = export(tmp_path)
-    kernels = [e for e in events if e["ph"] == "X" and e["cat"] == "gpu"]
-    launches = [e for e in events if e["ph"] == "X" and e["cat"] == "cuda_api"]
+    kernels = [e for e in events if e["ph"] == "X" and e["cat"] == "kernel"]
+    launches = [e for e in events if e["ph"] == "X" and e["cat"] == "cuda_runtime"]
     assert len(kernels) == len(launches) == job.STEPS
     assert kernels[0]["name"] == job.KERNEL
     assert kernels[0]["args"] == {
-        "correlation_id": 10,
+        "correlation": 10,
         "device": 0,
         "stream": 7,
         "grid": "128x2x1",
@@ -136,7 +137,7 @@ def test_kernels_carry_their_arguments_and_flows_join_launches(job_dir: Path, tm
         finish = finishes[flow_id]
         assert finish["bp"] == "e"
         launch, kernel = enclosing(start, launches), enclosing(finish, kernels)
-        assert launch["args"]["correlation_id"] == kernel["args"]["correlation_id"] == flow_id & 0xFFFFFFFF
+        assert launch["args"]["correlation"] == kernel["args"]["correlation"] == flow_id & 0xFFFFFFFF
         assert ms(kernel["ts"]) - ms(launch["ts"]) == 0.5
 
 
@@ -170,7 +171,7 @@ def test_ranks_and_time_window_cut_the_trace(job_dir: Path, tmp_path: Path) -> N
     assert slices
     for e in slices:  # everything overlaps [9.5 ms, 12.5 ms]
         assert ms(e["ts"]) <= 12.5 and ms(e["ts"] + e["dur"]) >= 9.5
-    assert {e["name"] for e in slices if e["cat"] == "annotation"} == {"step_1", "Forward", "inner"}
+    assert {e["name"] for e in slices if e["cat"] == "user_annotation"} == {"step_1", "Forward", "inner"}
     # The launch at 11.5 ms and its kernel at 12 ms are both inside: one arrow.
     assert [e["ph"] for e in events if e["ph"] in "sf"] == ["s", "f"]
     absolute = export(
@@ -190,9 +191,20 @@ def test_window_from_steps(job_dir: Path, tmp_path: Path) -> None:
     # Step 1 runs 10-18 ms on rank 0 (smppy.analysis finds it from the step_1 annotation).
     events = export(tmp_path, "--steps", "1", "--ranks", "0")
     slices = [e for e in events if e["ph"] == "X"]
-    assert {e["name"] for e in slices if e["cat"] == "annotation"} == {"step_1", "Forward", "inner"}
+    assert {e["name"] for e in slices if e["cat"] == "user_annotation"} == {"step_1", "Forward", "inner"}
     assert all(ms(e["ts"]) <= 18 and ms(e["ts"] + e["dur"]) >= 10 for e in slices)
     assert [e["ph"] for e in events if e["ph"] in "sf"] == ["s", "f"]
+
+
+def test_one_rank_export_carries_kineto_distributed_info(job_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "rank1.json"
+    export_timeline(tmp_path / "job", out, format="chrome", ranks=[1])
+    document = json.loads(out.read_text())
+    assert document["distributedInfo"] == {"rank": 1, "world_size": len(job.RANKS)}
+    # HTA finds a file's rank with this regex on the file's first matching line.
+    assert re.search(r'"rank":\s+(\d+)', out.read_text().splitlines()[0]).group(1) == "1"
+    export_timeline(tmp_path / "job", tmp_path / "all.json", format="chrome")
+    assert "distributedInfo" not in json.loads((tmp_path / "all.json").read_text())
 
 
 def test_plain_json_and_python_api(job_dir: Path, tmp_path: Path) -> None:
