@@ -36,7 +36,7 @@ struct Drops {
   std::uint64_t gpu = 0;
   std::uint64_t cupti = 0;
   trace::GpuCollectionReport gpu_collection;  // counts summed; the strings are not kept
-  std::uint64_t lost_to_write_errors = 0;  // annotations (footer only)
+  std::uint64_t lost_to_write_errors = 0;     // annotations (footer only)
 };
 
 // The footer's GpuCollectionReport counts, summed into `total`.

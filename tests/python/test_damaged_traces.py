@@ -217,8 +217,8 @@ def test_frame_removed_or_duplicated_is_flagged_against_the_footer(tmp_path: Pat
 
 def test_frame_that_does_not_parse_is_one_warning_line(tmp_path: Path):
     chunks = chunks_of(good_trace(tmp_path / "t.smprof").read_bytes())
-    not_utf8 = chunk(b"SMPF", b"\x12\x01\xff")  # Frame.strings = [b"\xff"]: protobuf refuses it
-    (tmp_path / "t.smprof").write_bytes(MAGIC + chunks[0] + chunks[1] + not_utf8 + chunks[2])
+    cut_short = chunk(b"SMPF", b"\x12\x05a")  # Frame.strings: 5 bytes announced, 1 there
+    (tmp_path / "t.smprof").write_bytes(MAGIC + chunks[0] + chunks[1] + cut_short + chunks[2])
     proc = smprof("info", str(tmp_path / "t.smprof"))
     at = 8 + len(chunks[0]) + len(chunks[1])
     assert proc.returncode == 0

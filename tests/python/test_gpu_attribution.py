@@ -19,7 +19,7 @@ MAIN, AUTOGRAD = 10, 20
 
 def training_step_trace(root: Path) -> None:
     frame = st.pb().Frame(sequence=0)
-    frame.strings.append("")
+    frame.strings.append(b"")
     st.add_annotations(
         frame,
         [
