@@ -9,6 +9,7 @@ apt_packages=(libprotobuf-dev protobuf-compiler libzstd-dev libgtest-dev libpfm4
               chromium chromium-driver  # the browser the report tests open the HTML in
               zlib1g-dev  # gzip output of smprof export
               clang libclang-rt-14-dev  # sanitizer_checks.sh: ASan+UBSan build and libFuzzer
+              ccache  # the suite builds the same sources several times (test, wheel, read-only install)
               patchelf)  # RPATH $ORIGIN in the GPU check bundle (scripts/gpu_bundle.sh)
 missing=()
 for p in "${apt_packages[@]}"; do

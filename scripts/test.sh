@@ -6,6 +6,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install_deps.sh
+# The suite compiles the same sources in several trees: ccache shares the objects.
+export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache CCACHE_BASEDIR="$PWD"
 
 echo "== style: clang-format and ruff"
 git ls-files -z -- '*.cc' '*.h' '*.c' | xargs -0 -r clang-format --dry-run --Werror
