@@ -3,6 +3,14 @@
 # Debian's -dev packages. Sets PFM_INCLUDE_DIR and SMPROF_PRIVATE_DEPS, the
 # link items of a target that hides them (see SmprofExports.cmake).
 set(Protobuf_USE_STATIC_LIBS ON)
+# A build tree configured before smprof linked statically cached the shared
+# libraries: forget them, so that FindProtobuf looks for the archives.
+foreach(_smprof_var Protobuf_LIBRARY_RELEASE Protobuf_LIBRARY_DEBUG Protobuf_LITE_LIBRARY_RELEASE
+                    Protobuf_LITE_LIBRARY_DEBUG)
+  if(DEFINED CACHE{${_smprof_var}} AND NOT "${${_smprof_var}}" MATCHES "\\.a$")
+    unset(${_smprof_var} CACHE)
+  endif()
+endforeach()
 find_package(Protobuf REQUIRED)
 find_package(zstd REQUIRED)
 # libpfm4 turns perf event names (cycles, clk_unhalted_ref.tsc, ...) into encodings.
