@@ -18,7 +18,14 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export LSAN_OPTIONS=suppressions=$PWD/tests/sanitizers/lsan.supp
 echo "== GoogleTest under ASan+UBSan"
-ctest --test-dir "$build" --output-on-failure -j 2
+# Left out, each for a reason of the sanitizer runtime, not of smprof (docs/TESTING.md):
+# - ForkDuringSession: clang 14's ASan allocator takes no lock around fork, so a
+#   child forked while another thread allocates can hang in its first malloc;
+# - host_libraries_consumer: libsmprof's static libstdc++ allocates std::string
+#   with its own operator new (malloc underneath), which ASan's operator delete
+#   in the program reports as a malloc/delete mismatch.
+# Both run in the regular build of scripts/test.sh.
+ctest --test-dir "$build" --output-on-failure -j 2 -E '^(ForkDuringSession\.|host_libraries_consumer$)'
 
 echo "== trace reader fuzzer, ${fuzz_seconds} s"
 seeds=$build/fuzz-seeds
