@@ -556,6 +556,14 @@ SMPROF_SAME_OFFSET(CUpti_ActivityDevice4, CUpti_ActivityDevice5, maxThreadsPerBl
 SMPROF_SAME_OFFSET(CUpti_ActivityContext2, CUpti_ActivityContext3, contextId);
 SMPROF_SAME_OFFSET(CUpti_ActivityContext2, CUpti_ActivityContext3, deviceId);
 
+// libcupti's iterator over a buffer of one record of `size` bytes.
+template <std::size_t size>
+CUptiResult FirstRecordOnly(std::uint8_t* data, std::size_t valid, CUpti_Activity** record) {
+  if (*record != nullptr || valid < size) return CUPTI_ERROR_MAX_LIMIT_REACHED;
+  *record = reinterpret_cast<CUpti_Activity*>(data);
+  return CUPTI_SUCCESS;
+}
+
 // And at run time: a CUDA 12 kernel record, stepped over by its own size,
 // decodes field for field.
 TEST(ActivityDecoderCuda12, AKernel9RecordDecodesThroughTheCuda13Struct) {
@@ -575,11 +583,7 @@ TEST(ActivityDecoderCuda12, AKernel9RecordDecodesThroughTheCuda13Struct) {
   ActivityBuffer buffer;
   buffer.Add(old);
   ActivityDecoder::Options options;
-  options.next_record = [](std::uint8_t* data, std::size_t valid, CUpti_Activity** record) -> CUptiResult {
-    if (*record != nullptr || valid < sizeof(CUpti_ActivityKernel9)) return CUPTI_ERROR_MAX_LIMIT_REACHED;
-    *record = reinterpret_cast<CUpti_Activity*>(data);
-    return CUPTI_SUCCESS;
-  };
+  options.next_record = FirstRecordOnly<sizeof(CUpti_ActivityKernel9)>;
   ActivityDecoder decoder(options);
   GpuBatch batch;
   decoder.Decode(buffer.data(), buffer.size(), &batch);
@@ -595,6 +599,27 @@ TEST(ActivityDecoderCuda12, AKernel9RecordDecodesThroughTheCuda13Struct) {
   EXPECT_EQ(k.registers_per_thread, 40u);
   EXPECT_EQ(k.graph_id, 5u);
   EXPECT_EQ(Name(k.name), "sgemm_kernel");
+}
+
+// A libcupti newer than the headers may write longer records than they
+// declare: the bytes after its last record are then no sign of truncation.
+TEST(ActivityDecoderCuda12, ALongerRecordOfANewerLibcuptiIsNotTakenForATruncatedBuffer) {
+  struct LongerKernel {
+    CUpti_ActivityKernel10 known;
+    std::uint64_t added_by_a_newer_version[4];
+  } longer{testing::Kernel("k", 30, 40, 0, 1, 1), {}};
+  ActivityBuffer buffer;
+  buffer.Add(longer);
+  ActivityDecoder::Options options;
+  options.next_record = FirstRecordOnly<sizeof(LongerKernel)>;
+  for (const std::uint32_t version : {std::uint32_t{CUPTI_API_VERSION}, std::uint32_t{CUPTI_API_VERSION + 1}}) {
+    options.cupti_version = version;
+    ActivityDecoder decoder(options);
+    GpuBatch batch;
+    decoder.Decode(buffer.data(), buffer.size(), &batch);
+    EXPECT_EQ(batch.activities.size(), 1u) << version;
+    EXPECT_EQ(decoder.stats().truncated_buffers, version == CUPTI_API_VERSION ? 1u : 0u) << version;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Iterators, ActivityDecoderTest, ::testing::Values(false, true),

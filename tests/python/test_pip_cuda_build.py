@@ -5,9 +5,12 @@ CMake runs with a venv's Python that has only PyPI CUDA wheels:
 
 - the CUDA 13 ones (nvidia-cuda-cupti, nvidia-cuda-runtime, nvidia-cuda-crt: CUPTI headers, cuda.h and
   the crt/host_defines.h it includes, all in nvidia/cu13/include): the collector's sources compile;
-- the CUDA 12 ones (nvidia-cuda-cupti-cu12: nvidia/cuda_cupti/include; nvidia-cuda-runtime-cu12:
-  cuda.h in nvidia/cuda_runtime/include): found, and refused loudly, since the decoder reads CUDA 13's
-  record structs; the warning names the headers and the wheels to install.
+- the CUDA 12.9 ones (nvidia-cuda-cupti-cu12: nvidia/cuda_cupti/include, CUPTI_API_VERSION 28;
+  nvidia-cuda-runtime-cu12: cuda.h in nvidia/cuda_runtime/include; nvidia-cuda-nvcc-cu12, the only cu12
+  wheel with crt/host_defines.h: nvidia/cuda_nvcc/include): the collector's sources compile too, with
+  CUDA 12's record structs (src/collectors/cuda/cupti_record_types.h);
+- the CUDA 12.9 runtime wheel without the nvcc one: no crt/host_defines.h, refused loudly; the warning
+  names what is missing and the wheels to install.
 
 The venvs and build trees are cached under $SMPROF_TEST_CACHE (default ~/.cache/smprof-tests), so only
 the first run downloads the wheels (about 27 MiB) and compiles; the collector's objects are compiled,
@@ -30,7 +33,11 @@ REPO = Path(__file__).resolve().parents[2]
 CACHE = Path(os.environ.get("SMPROF_TEST_CACHE", Path.home() / ".cache" / "smprof-tests")) / "pip-cuda"
 
 CUDA13_WHEELS = ["nvidia-cuda-cupti==13.0.85", "nvidia-cuda-runtime==13.0.96", "nvidia-cuda-crt==13.0.88"]
-CUDA12_WHEELS = ["nvidia-cuda-cupti-cu12==12.9.79", "nvidia-cuda-runtime-cu12==12.9.79"]
+CUDA12_WHEELS = [
+    "nvidia-cuda-cupti-cu12==12.9.79",
+    "nvidia-cuda-runtime-cu12==12.9.79",
+    "nvidia-cuda-nvcc-cu12==12.9.86",
+]
 # The sources that include the CUPTI headers (CMakeLists.txt's CUPTI block).
 COLLECTOR_SOURCES = [
     "activity_buffer_pool.cc",
@@ -95,21 +102,32 @@ def site_packages(python: Path) -> Path:
     return Path(subprocess.check_output([str(python), "-c", code], text=True).strip())
 
 
-def test_the_collector_builds_from_the_cuda13_wheels_alone() -> None:
-    python = venv_with("cu13", CUDA13_WHEELS)
+def assert_collector_built(name: str, packages: list[str], cupti: str, cuda: str, crt: str) -> None:
+    python = venv_with(name, packages)
     objects = [f"CMakeFiles/smprof.dir/src/collectors/cuda/{source}.o" for source in COLLECTOR_SOURCES]
-    output = build_without_toolkit("cu13", python, objects)
-    include = site_packages(python) / "nvidia/cu13/include"
-    found = f"CUPTI headers from {include} and cuda.h from {include} and crt/ from {include}"
+    output = build_without_toolkit(name, python, objects)
+    include = site_packages(python) / "nvidia"
+    found = (
+        f"CUPTI headers from {include / cupti} and cuda.h from {include / cuda} and crt/ from {include / crt}"
+    )
     assert f"CUDA collector built with {found}" in output, output
     for obj in objects:
-        assert (CACHE / "build-cu13" / obj).stat().st_size > 0, obj
+        assert (CACHE / f"build-{name}" / obj).stat().st_size > 0, obj
 
 
-def test_the_cuda12_wheels_are_found_and_refused_loudly() -> None:
-    python = venv_with("cu12", CUDA12_WHEELS)
-    output = " ".join(build_without_toolkit("cu12", python, []).split())  # CMake wraps warnings
-    include = site_packages(python) / "nvidia/cuda_cupti/include"
+def test_the_collector_builds_from_the_cuda13_wheels_alone() -> None:
+    assert_collector_built("cu13", CUDA13_WHEELS, "cu13/include", "cu13/include", "cu13/include")
+
+
+def test_the_collector_builds_from_the_cuda12_wheels_alone() -> None:
+    assert_collector_built(
+        "cu12", CUDA12_WHEELS, "cuda_cupti/include", "cuda_runtime/include", "cuda_nvcc/include"
+    )
+
+
+def test_the_cuda12_wheels_without_crt_are_refused_loudly() -> None:
+    python = venv_with("cu12-no-nvcc", CUDA12_WHEELS[:2])
+    output = " ".join(build_without_toolkit("cu12-no-nvcc", python, []).split())  # CMake wraps warnings
     assert "CPU-ONLY BUILD: the CUDA collector is NOT built" in output, output
-    assert f"refused: {include} (CUPTI_API_VERSION 28, before CUDA 13)" in output, output
-    assert "nvidia-cuda-cupti, nvidia-cuda-runtime and nvidia-cuda-crt" in output, output
+    assert "or crt/host_defines.h (SMPROF_CUDA_CRT_INCLUDE_DIR-NOTFOUND)" in output, output
+    assert "nvidia-cuda-cupti-cu12, nvidia-cuda-runtime-cu12 and nvidia-cuda-nvcc-cu12" in output, output

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <utility>
 
+#include "collectors/cuda/cupti_record_types.h"
 #include "core/name_table.h"
 #include "smprof/annotate.h"
 
@@ -33,13 +34,13 @@ static_assert(sizeof(kMemcpyNames) / sizeof(kMemcpyNames[0]) == 11);
 constexpr const char* kSyncNames[] = {"Synchronize",        "Event synchronize",   "Stream wait event",
                                       "Stream synchronize", "Context synchronize", "Synchronize"};
 
-// The size of each record kind in the CUDA 13.0 headers (what libcupti's
-// iterator steps by); 0 for kinds HeaderNextRecord does not know.
+// The size of each record kind in the headers built against (what libcupti of
+// the same CUDA version steps by); 0 for kinds HeaderNextRecord does not know.
 std::size_t RecordSize(CUpti_ActivityKind kind) {
   switch (kind) {
     case CUPTI_ACTIVITY_KIND_KERNEL:
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
-      return sizeof(CUpti_ActivityKernel10);
+      return sizeof(KernelRecord);
     case CUPTI_ACTIVITY_KIND_MEMCPY:
       return sizeof(CUpti_ActivityMemcpy6);
     case CUPTI_ACTIVITY_KIND_MEMCPY2:
@@ -57,7 +58,7 @@ std::size_t RecordSize(CUpti_ActivityKind kind) {
     case CUPTI_ACTIVITY_KIND_MARKER:
       return sizeof(CUpti_ActivityMarker2);
     case CUPTI_ACTIVITY_KIND_MARKER_DATA:
-      return sizeof(CUpti_ActivityMarkerData2);
+      return sizeof(MarkerDataRecord);
     case CUPTI_ACTIVITY_KIND_OVERHEAD:
       return sizeof(CUpti_ActivityOverhead3);
     case CUPTI_ACTIVITY_KIND_DEVICE:
@@ -73,7 +74,7 @@ std::size_t RecordSize(CUpti_ActivityKind kind) {
     case CUPTI_ACTIVITY_KIND_MEMORY2:
       return sizeof(CUpti_ActivityMemory4);
     case CUPTI_ACTIVITY_KIND_MEMORY_POOL:
-      return sizeof(CUpti_ActivityMemoryPool3);
+      return sizeof(MemoryPoolRecord);
     case CUPTI_ACTIVITY_KIND_GRAPH_TRACE:
       return sizeof(CUpti_ActivityGraphTrace2);
     default:
@@ -157,7 +158,9 @@ void ActivityDecoder::Decode(std::uint8_t* buffer, std::size_t valid_size, GpuBa
     return;
   }
   // libcupti ends a buffer whose last record is cut short as if it ended
-  // cleanly; bytes after the last whole record mean it was truncated.
+  // cleanly; bytes after the last whole record mean it was truncated (when
+  // the headers know that record's size: Options::cupti_version).
+  if (options_.cupti_version > CUPTI_API_VERSION) return;
   std::size_t end = 0;
   if (record != nullptr) {
     const std::size_t size = RecordSize(record->kind);
@@ -250,7 +253,7 @@ void ActivityDecoder::DecodeRecord(const CUpti_Activity* record, GpuBatch* batch
   switch (record->kind) {
     case CUPTI_ACTIVITY_KIND_KERNEL:
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
-      const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
+      const auto* k = reinterpret_cast<const KernelRecord*>(record);
       if (!ValidSpan(k->start, k->end)) return;
       LearnContext(k->contextId, k->deviceId);
       const KernelInfo& info = Kernel(k->name);

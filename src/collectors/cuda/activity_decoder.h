@@ -27,6 +27,7 @@
 
 #include <cupti_activity.h>
 #include <cupti_callbacks.h>
+#include <cupti_version.h>
 
 #include <array>
 #include <cstddef>
@@ -87,6 +88,10 @@ class ActivityDecoder {
  public:
   struct Options {
     NextRecordFn next_record = nullptr;
+    // cuptiGetVersion of the libcupti that fills the buffers. One newer than
+    // the headers built against may write longer records than they declare,
+    // so bytes after a buffer's last record do not show it was truncated.
+    std::uint32_t cupti_version = CUPTI_API_VERSION;
     ApiNameResolver api_names;
     // Added to every CUPTI timestamp to put it on the session's timebase
     // (0 when the timestamp callback already gives CLOCK_MONOTONIC).

@@ -175,6 +175,7 @@ void Connect(Collector& c, const CuptiCollectorOptions& options, GpuRecordBuffer
   const CuptiApi* api = c.api;
   ActivityDecoder::Options decoder_options;
   decoder_options.next_record = api->ActivityGetNextRecord;
+  decoder_options.cupti_version = version;
   decoder_options.api_names = [api](CUpti_CallbackDomain domain, std::uint32_t cbid) -> const char* {
     const char* name = nullptr;
     return api->GetCallbackName(domain, cbid, &name) == CUPTI_SUCCESS ? name : nullptr;
