@@ -16,4 +16,5 @@ mkdir -p "$stage/smppy"
 for f in python/smppy/*; do ln -s "$(realpath "$f")" "$stage/smppy/"; done
 ln -s "$(realpath python/smprof)" "$stage/smprof"
 ln -s "$(realpath "$build")"/_smppy*.so "$stage/smppy/"
+ln -s "$(realpath "$build")/libsmprof.so" "$stage/smppy/libsmprof.so"  # smprof run: LD_PRELOAD
 echo "export PYTHONPATH=$stage\${PYTHONPATH:+:\$PYTHONPATH}"

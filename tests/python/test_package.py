@@ -19,11 +19,14 @@ def test_stub_and_py_typed_ship_and_match_the_public_api() -> None:
     assert stubbed == set(smppy.__all__)
 
 
-def test_the_extension_is_the_only_native_binary_that_ships() -> None:
-    # _smppy carries the core inside (hidden); a libsmprof.so beside it would be a second,
-    # separate profiler state in the process.
+def test_the_extension_and_the_preload_library_are_the_native_binaries_that_ship() -> None:
+    # _smppy carries the core inside (hidden). libsmprof.so is only the LD_PRELOAD entry point
+    # `smprof run` gives native programs: Python never loads it, so no second profiler state.
     package = Path(smppy.__file__).parent
-    assert [p.name for p in package.glob("*.so*")] == [Path(smppy._smppy.__file__).name]
+    assert sorted(p.name for p in package.glob("*.so*")) == sorted(
+        [Path(smppy._smppy.__file__).name, "libsmprof.so"]
+    )
+    assert "libsmprof" not in Path("/proc/self/maps").read_text()
 
 
 def test_console_script_is_installed() -> None:
