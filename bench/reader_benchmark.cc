@@ -2,16 +2,20 @@
 // TraceWriter: 2/3 annotations (names from a small set, steps among them),
 // 1/3 GPU kernels with their launch API calls, 65,536 events per frame.
 //   reader_benchmark [--quick]
-// Prints, per size: events/s of TraceReader + decoding (the baseline), of
-// SummarizeJob, their ratio, and SummarizeJob's peak RSS, each size in a
-// child process so the peaks are separate. Bounded memory shows as the same
-// peak for 1 M and 10 M events.
+// Prints, per size: events/s of TraceReader + FrameRows (the wire walker:
+// the baseline, what the summary reads with), of TraceReader + protobuf's
+// parse + Decode*() (what the exporters read with), of SummarizeJob, each
+// per wall-clock second and per CPU second (getrusage: the machine may be
+// shared), the summary / read time ratio and SummarizeJob's peak RSS, each
+// size in a child process so the peaks are separate. Bounded memory shows as
+// the same peak for 1 M and 10 M events. The load average is printed first.
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <memory>
@@ -100,12 +104,36 @@ void WriteTrace(const std::string& path, std::int64_t events) {
   writer->Close();
 }
 
-double Seconds(std::chrono::steady_clock::time_point since) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+// Wall-clock and CPU seconds since construction.
+class Stopwatch {
+ public:
+  Stopwatch() : wall_(std::chrono::steady_clock::now()), cpu_(CpuSeconds()) {}
+  double wall() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_).count(); }
+  double cpu() const { return CpuSeconds() - cpu_; }
+
+ private:
+  static double CpuSeconds() {
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+           static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+  }
+  std::chrono::steady_clock::time_point wall_;
+  double cpu_;
+};
+
+// Read + decode the tables the summary uses with FrameRows: the floor for the summary.
+std::int64_t ReadRows(const std::string& path) {
+  std::unique_ptr<TraceReader> reader;
+  if (!TraceReader::Open(path, &reader).ok()) std::abort();
+  smprof::internal::FrameRows rows;
+  std::int64_t events = 0;
+  while (reader->NextFrame(&rows)) events += rows.annotations.size() + rows.gpu.size() + rows.api_calls.size();
+  return events;
 }
 
-// Read + decode every table: the floor for any analysis.
-std::int64_t ReadAll(const std::string& path) {
+// The same through protobuf's parse and Decode*(), as the exporters read.
+std::int64_t ReadMessages(const std::string& path) {
   std::unique_ptr<TraceReader> reader;
   if (!TraceReader::Open(path, &reader).ok()) std::abort();
   trace::Frame frame;
@@ -131,16 +159,23 @@ void Measure(const std::string& dir, std::int64_t events) {
   std::fflush(stdout);
   const pid_t child = fork();
   if (child == 0) {
-    auto start = std::chrono::steady_clock::now();
-    const std::int64_t read = ReadAll(path);
-    const double read_s = Seconds(start);
-    start = std::chrono::steady_clock::now();
+    Stopwatch clock;
+    const std::int64_t read = ReadRows(path);
+    const double read_s = clock.wall();
+    const double read_cpu = clock.cpu();
+    clock = Stopwatch();
+    if (ReadMessages(path) != read) std::abort();
+    const double protobuf_cpu = clock.cpu();
+    clock = Stopwatch();
     const std::string summary = smprof::analysis::SummarizeJob({path}, {});
-    const double summary_s = Seconds(start);
+    const double summary_s = clock.wall();
+    const double summary_cpu = clock.cpu();
     rusage usage{};
     getrusage(RUSAGE_SELF, &usage);
-    std::printf("%-12lld %14.1f %14.1f %8.2f %10.2f %12.1f\n", static_cast<long long>(read), read / read_s / 1e6,
-                read / summary_s / 1e6, summary_s / read_s, summary_s, usage.ru_maxrss / 1024.0);
+    const auto rate = [read](double seconds) { return read / seconds / 1e6; };
+    std::printf("%-11lld %9.1f %9.1f %10.1f %9.1f %9.1f %7.2f %9.2f %9.1f\n", static_cast<long long>(read),
+                rate(read_s), rate(read_cpu), rate(protobuf_cpu), rate(summary_s), rate(summary_cpu),
+                summary_cpu / read_cpu, summary_s, usage.ru_maxrss / 1024.0);
     std::fflush(stdout);
     _exit(summary.empty() ? 1 : 0);
   }
@@ -155,8 +190,13 @@ int main(int argc, char** argv) {
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
   const std::string dir = std::filesystem::temp_directory_path() / ("smprof_reader_bench_" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
-  std::printf("%-12s %14s %14s %8s %10s %12s\n", "events", "read Mev/s", "summary Mev/s", "ratio", "summary s",
-              "peak RSS MiB");
+  double load[3] = {0, 0, 0};
+  getloadavg(load, 3);
+  std::printf("load average %.2f %.2f %.2f\n", load[0], load[1], load[2]);
+  std::printf("%-11s %9s %9s %10s %9s %9s %7s %9s %9s\n", "events", "read", "read/cpu", "pb read/cpu", "summary",
+              "summ/cpu", "ratio", "summary s", "RSS MiB");
+  std::printf("%-11s %9s %9s %10s %9s %9s %7s %9s %9s\n", "", "Mev/s", "Mev/cpu-s", "Mev/cpu-s", "Mev/s", "Mev/cpu-s",
+              "cpu", "", "");
   const std::vector<std::int64_t> sizes =
       quick ? std::vector<std::int64_t>{100'000} : std::vector<std::int64_t>{1'000'000, 10'000'000};
   for (const std::int64_t events : sizes) Measure(dir, events);

@@ -13,37 +13,34 @@ void AnnotationMetrics::BeginStream(const ProcessStream& stream) {
 }
 
 AnnotationMetrics::NameSlot* AnnotationMetrics::SlotFor(std::string_view name) {
-  const auto cached = frame_slots_.find(name.data());
-  if (cached != frame_slots_.end()) return cached->second;
   auto& slot = names_[std::string(name)];
   if (!slot) {
     slot = std::make_unique<NameSlot>();
     slot->is_step = steps_matcher_.Match(name, &slot->step_number);
   }
-  frame_slots_.emplace(name.data(), slot.get());
   return slot.get();
 }
 
-bool AnnotationMetrics::AddFrame(const TraceFileEntry& file, const trace::Frame& frame, WallSpan* span,
+bool AnnotationMetrics::AddFrame(const TraceFileEntry& file, const internal::FrameRows& frame, WallSpan* span,
                                  std::string* error) {
-  rows_.clear();
-  const Status status = internal::DecodeAnnotations(frame, &rows_);
-  if (!status.ok()) {
-    *error = status.message();
+  if (!frame.annotations_status.ok()) {
+    *error = frame.annotations_status.message();
     return false;
   }
-  frame_slots_.clear();
-  for (const auto& row : rows_) {
-    NameSlot* slot = SlotFor(row.name);
+  const auto& rows = frame.annotations;
+  if (rows.empty()) return true;
+  // One name lookup per name and frame, not per row.
+  frame_slots_.assign(frame.strings.size(), nullptr);
+  std::int64_t end = INT64_MIN;
+  for (const auto& row : rows) {
+    NameSlot*& slot = frame_slots_[row.name_index];
+    if (slot == nullptr) slot = SlotFor(row.name);
     slot->durations.Add(row.dur_ns);
     if (slot->is_step) stream_->steps.Add(row.dur_ns);
+    end = std::max(end, row.start_ns + row.dur_ns);
   }
-  stream_->annotations += rows_.size();
-  if (!rows_.empty()) {
-    std::int64_t end = INT64_MIN;
-    for (const auto& row : rows_) end = std::max(end, row.start_ns + row.dur_ns);
-    span->Extend(rows_.front().start_ns + file.wall_offset_ns, end + file.wall_offset_ns);
-  }
+  stream_->annotations += rows.size();
+  span->Extend(rows.front().start_ns + file.wall_offset_ns, end + file.wall_offset_ns);
   return true;
 }
 

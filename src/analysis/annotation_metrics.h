@@ -15,7 +15,7 @@
 #include "analysis/stats_json.h"
 #include "analysis/step_matcher.h"
 #include "analysis/summary_options.h"
-#include "trace/frame_codec.h"
+#include "trace/frame_rows.h"
 
 namespace smprof::analysis {
 
@@ -26,7 +26,7 @@ class AnnotationMetrics {
   void BeginStream(const ProcessStream& stream);
   // Adds a frame's annotations; extends `span` with them. Returns false (and
   // adds nothing) if the frame's table is inconsistent; `error` says why.
-  bool AddFrame(const TraceFileEntry& file, const trace::Frame& frame, WallSpan* span, std::string* error);
+  bool AddFrame(const TraceFileEntry& file, const internal::FrameRows& frame, WallSpan* span, std::string* error);
 
   std::uint64_t stream_annotations() const { return stream_->annotations; }
   const LogHistogram& stream_steps() const { return stream_->steps; }
@@ -53,8 +53,7 @@ class AnnotationMetrics {
   std::unordered_map<std::string, std::unique_ptr<NameSlot>> names_;
   std::vector<std::unique_ptr<StreamSteps>> streams_;
   StreamSteps* stream_ = nullptr;
-  std::vector<internal::AnnotationRow> rows_;
-  std::unordered_map<const char*, NameSlot*> frame_slots_;  // by string data, valid for one frame
+  std::vector<NameSlot*> frame_slots_;  // by index in the frame's strings, valid for one frame
 };
 
 }  // namespace smprof::analysis

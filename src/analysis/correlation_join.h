@@ -9,8 +9,9 @@
 #include <algorithm>
 #include <cstdint>
 #include <deque>
-#include <unordered_map>
 #include <utility>
+
+#include "analysis/flat_id_map.h"
 
 namespace smprof::analysis {
 
@@ -21,22 +22,23 @@ class PendingById {
 
   void Put(std::uint32_t id, std::int64_t time_ns, Value value) {
     newest_ns_ = std::max(newest_ns_, time_ns);
-    values_.insert_or_assign(id, Entry{time_ns, std::move(value)});
+    bool added = false;
+    values_.FindOrAdd(id, &added) = Entry{time_ns, std::move(value)};
     order_.emplace_back(id, time_ns);
     Evict();
   }
 
   // Removes and returns the value for `id`, if waiting.
   bool Take(std::uint32_t id, Value* value) {
-    const auto it = values_.find(id);
-    if (it == values_.end()) return false;
-    *value = std::move(it->second.value);
-    values_.erase(it);
+    Entry* entry = values_.Find(id);
+    if (entry == nullptr) return false;
+    *value = std::move(entry->value);
+    values_.Erase(id);
     return true;
   }
 
   void Clear() {
-    values_.clear();
+    values_.Clear();
     order_.clear();
     newest_ns_ = 0;
   }
@@ -44,21 +46,21 @@ class PendingById {
 
  private:
   struct Entry {
-    std::int64_t time_ns;
-    Value value;
+    std::int64_t time_ns = 0;
+    Value value{};
   };
   void Evict() {
     while (!order_.empty()) {
       const auto [id, time_ns] = order_.front();
-      const auto it = values_.find(id);
+      const Entry* entry = values_.Find(id);
       // An id taken already, or put again later (a newer entry in order_).
-      const bool stale = it == values_.end() || it->second.time_ns != time_ns;
+      const bool stale = entry == nullptr || entry->time_ns != time_ns;
       const bool over_capacity = values_.size() > capacity_;
       const bool too_old = time_ns < newest_ns_ - window_ns_;
       if (!stale && !over_capacity && !too_old && order_.size() <= 2 * capacity_) return;
       order_.pop_front();
       if (stale) continue;
-      values_.erase(it);
+      values_.Erase(id);
       if (over_capacity) ++evicted_;
     }
   }
@@ -66,7 +68,7 @@ class PendingById {
   std::size_t capacity_;
   std::int64_t window_ns_;
   std::int64_t newest_ns_ = 0;
-  std::unordered_map<std::uint32_t, Entry> values_;
+  FlatIdMap<Entry> values_;
   std::deque<std::pair<std::uint32_t, std::int64_t>> order_;
   std::uint64_t evicted_ = 0;
 };

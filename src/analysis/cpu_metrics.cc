@@ -42,15 +42,13 @@ void CpuMetrics::BeginFile(const TraceFileEntry& file) {
   last_ts_.clear();
 }
 
-bool CpuMetrics::AddFrame(const TraceFileEntry& file, const trace::Frame& frame, WallSpan* span, std::string* error) {
-  if (frame.counters_size() == 0) return true;
-  rows_.clear();
-  const Status status = internal::DecodeCounters(frame, &rows_);
-  if (!status.ok()) {
-    *error = status.message();
+bool CpuMetrics::AddFrame(const TraceFileEntry& file, const internal::FrameRows& frame, WallSpan* span,
+                          std::string* error) {
+  if (!frame.counters_status.ok()) {
+    *error = frame.counters_status.message();
     return false;
   }
-  for (const auto& row : rows_) {
+  for (const auto& row : frame.counters) {
     span->Extend(row.ts_ns + file.wall_offset_ns, row.ts_ns + file.wall_offset_ns);
     const int core = CoreOf(row.name);
     if (core == -2) continue;

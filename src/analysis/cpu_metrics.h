@@ -16,7 +16,7 @@
 #include "analysis/json_writer.h"
 #include "analysis/summary_options.h"
 #include "analysis/time_buckets.h"
-#include "trace/frame_codec.h"
+#include "trace/frame_rows.h"
 
 namespace smprof::analysis {
 
@@ -27,7 +27,7 @@ class CpuMetrics {
   void BeginStream(const ProcessStream& stream);
   void BeginFile(const TraceFileEntry& file);
   // Returns false if the frame's counters are inconsistent (`error` says why).
-  bool AddFrame(const TraceFileEntry& file, const trace::Frame& frame, WallSpan* span, std::string* error);
+  bool AddFrame(const TraceFileEntry& file, const internal::FrameRows& frame, WallSpan* span, std::string* error);
 
   // Mean cpu.utilization of the current stream, or negative without samples.
   double stream_utilization_percent() const;
@@ -61,7 +61,6 @@ class CpuMetrics {
   StreamCpu* stream_ = nullptr;
   std::int64_t file_start_ns_ = 0;
   std::unordered_map<std::string, std::int64_t> last_ts_;  // per counter, this file
-  std::vector<internal::CounterRow> rows_;
 };
 
 }  // namespace smprof::analysis

@@ -27,6 +27,48 @@ std::size_t MemoryOpIndex(const internal::GpuActivityRow& row) {
   }
 }
 
+// Searches a list of ranges sorted by start backwards for the last one not
+// yet ended at t. The latest end of each block of 64 and 4,096 ranges lets
+// it step over whole blocks that ended by t: a launch outside every range
+// costs at most ~140 steps, not a walk back over every range.
+class OpenRangeSearch {
+ public:
+  explicit OpenRangeSearch(std::vector<std::int64_t> ends)
+      : ends_(std::move(ends)),
+        blocks_(ends_.size() / kBlock + 1, INT64_MIN),
+        supers_(ends_.size() / kSuper + 1, INT64_MIN) {
+    for (std::size_t i = 0; i < ends_.size(); ++i) {
+      blocks_[i / kBlock] = std::max(blocks_[i / kBlock], ends_[i]);
+      supers_[i / kSuper] = std::max(supers_[i / kSuper], ends_[i]);
+    }
+  }
+
+  // The last index before `end` whose range ends after t; -1 if none.
+  std::ptrdiff_t LastOpenBefore(std::size_t end, std::int64_t t) const {
+    auto i = static_cast<std::ptrdiff_t>(end) - 1;
+    while (i >= 0) {
+      const auto u = static_cast<std::size_t>(i);
+      if ((u + 1) % kSuper == 0 && supers_[u / kSuper] <= t) {
+        i -= static_cast<std::ptrdiff_t>(kSuper);
+      } else if ((u + 1) % kBlock == 0 && blocks_[u / kBlock] <= t) {
+        i -= static_cast<std::ptrdiff_t>(kBlock);
+      } else if (ends_[u] > t) {
+        return i;
+      } else {
+        --i;
+      }
+    }
+    return -1;
+  }
+
+ private:
+  static constexpr std::size_t kBlock = 64;
+  static constexpr std::size_t kSuper = 4096;
+  std::vector<std::int64_t> ends_;
+  std::vector<std::int64_t> blocks_;  // the latest end in ends_[k * kBlock, (k + 1) * kBlock)
+  std::vector<std::int64_t> supers_;
+};
+
 double Share(std::int64_t part, std::int64_t total) {
   return total > 0 ? static_cast<double>(part) / static_cast<double>(total) : 0.0;
 }
@@ -53,18 +95,10 @@ void GpuMetrics::BeginStream(const ProcessStream& stream) {
   annotation_of_.Clear();
   work_waiting_for_annotation_.Clear();
   launch_of_.Clear();
-  unclaimed_.clear();
+  unclaimed_.Clear();
   unclaimed_order_.clear();
   ranges_.clear();
   newest_ns_ = 0;
-}
-
-GpuMetrics::Totals* GpuMetrics::KernelFor(std::string_view name) {
-  const auto cached = frame_kernels_.find(name.data());
-  if (cached != frame_kernels_.end()) return cached->second;
-  Totals* totals = &kernels_[std::string(name)];
-  frame_kernels_.emplace(name.data(), totals);
-  return totals;
 }
 
 void GpuMetrics::AddLaunchLatency(std::int64_t api_start_ns, std::int64_t kernel_start_ns) {
@@ -76,23 +110,20 @@ void GpuMetrics::AddAnnotationTime(AnnotationGpu* annotation, std::int64_t time_
   annotation->activities += activities;
 }
 
-bool GpuMetrics::AddFrame(const TraceFileEntry& file, const trace::Frame& frame, WallSpan* span, std::string* error) {
-  for (const auto& device : frame.devices()) stream_->device_info[device.id()] = device;
+bool GpuMetrics::AddFrame(const TraceFileEntry& file, const internal::FrameRows& frame, WallSpan* span,
+                          std::string* error) {
+  for (const auto& device : frame.tables().devices()) stream_->device_info[device.id()] = device;
   // Partners first: the API calls and annotation names this frame's GPU rows may join.
-  if (frame.has_api_calls()) {
-    api_rows_.clear();
-    const Status status = internal::DecodeApiCalls(frame, &api_rows_);
-    if (!status.ok()) {
-      *error = status.message();
+  if (frame.has_api_calls) {
+    if (!frame.api_calls_status.ok()) {
+      *error = frame.api_calls_status.message();
       return false;
     }
-    for (const auto& call : api_rows_) {
+    for (const auto& call : frame.api_calls) {
       span->Extend(call.start_ns + file.wall_offset_ns, call.start_ns + call.dur_ns + file.wall_offset_ns);
       newest_ns_ = std::max(newest_ns_, call.start_ns);
       if (call.correlation_id == 0) continue;
-      if (const auto it = unclaimed_.find(call.correlation_id); it != unclaimed_.end()) {
-        it->second.launch_ns = call.start_ns;
-      }
+      if (Unclaimed* work = unclaimed_.Find(call.correlation_id)) work->launch_ns = call.start_ns;
       launch_of_.Put(call.correlation_id, call.start_ns, call.start_ns);
       std::int64_t kernel_start = 0;
       if (kernels_waiting_for_api_.Take(call.correlation_id, &kernel_start)) {
@@ -102,38 +133,30 @@ bool GpuMetrics::AddFrame(const TraceFileEntry& file, const trace::Frame& frame,
       }
     }
   }
-  const auto& external = frame.external_correlations();
-  if (external.correlation_id_size() != external.name_index_size()) {
-    *error = "external_correlations.name_index: column length differs from correlation_id";
+  if (!frame.external_correlations_status.ok()) {
+    *error = frame.external_correlations_status.message();
     return false;
   }
-  for (int i = 0; i < external.correlation_id_size(); ++i) {
-    const std::uint32_t name_index = external.name_index(i);
-    if (name_index >= static_cast<std::uint32_t>(frame.strings_size())) {
-      *error = "external_correlations.name_index: index out of range";
-      return false;
-    }
-    const std::string& name = frame.strings(static_cast<int>(name_index));
-    if (name.empty()) continue;  // not smprof's kind
-    AnnotationGpu* annotation = &annotations_[name];
+  for (const auto& external : frame.external_correlations) {
+    if (external.name.empty()) continue;  // not smprof's kind
+    AnnotationGpu* annotation = &annotations_[std::string(external.name)];
     Waiting waiting;
-    if (work_waiting_for_annotation_.Take(external.correlation_id(i), &waiting)) {
+    if (work_waiting_for_annotation_.Take(external.correlation_id, &waiting)) {
       AddAnnotationTime(annotation, waiting.time_ns, waiting.activities);
-      unclaimed_.erase(external.correlation_id(i));
+      unclaimed_.Erase(external.correlation_id);
     } else {
-      annotation_of_.Put(external.correlation_id(i), newest_ns_, annotation);
+      annotation_of_.Put(external.correlation_id, newest_ns_, annotation);
     }
   }
   AddRanges(frame);
-  if (!frame.has_gpu()) return true;
-  activity_rows_.clear();
-  const Status status = internal::DecodeGpuActivities(frame, &activity_rows_);
-  if (!status.ok()) {
-    *error = status.message();
+  if (!frame.has_gpu) return true;
+  if (!frame.gpu_status.ok()) {
+    *error = frame.gpu_status.message();
     return false;
   }
-  frame_kernels_.clear();
-  for (const auto& row : activity_rows_) {
+  // One kernel-name lookup per name and frame, not per row.
+  frame_kernels_.assign(frame.strings.size(), nullptr);
+  for (const auto& row : frame.gpu) {
     span->Extend(row.start_ns + file.wall_offset_ns, row.start_ns + row.dur_ns + file.wall_offset_ns);
     AddActivity(row, file.wall_offset_ns);
   }
@@ -141,11 +164,13 @@ bool GpuMetrics::AddFrame(const TraceFileEntry& file, const trace::Frame& frame,
   return true;
 }
 
-void GpuMetrics::AddRanges(const trace::Frame& frame) {
-  annotation_rows_.clear();
-  if (!internal::DecodeAnnotations(frame, &annotation_rows_).ok()) return;  // AnnotationMetrics reports it
-  for (const auto& row : annotation_rows_) {
-    ranges_.push_back(OpenRange{row.start_ns, row.start_ns + row.dur_ns, row.depth, std::string(row.name)});
+void GpuMetrics::AddRanges(const internal::FrameRows& frame) {
+  if (!frame.annotations_status.ok()) return;  // AnnotationMetrics reports it
+  frame_range_names_.assign(frame.strings.size(), nullptr);
+  for (const auto& row : frame.annotations) {
+    const std::string*& name = frame_range_names_[row.name_index];
+    if (name == nullptr) name = &*range_names_.emplace(row.name).first;
+    ranges_.push_back(OpenRange{row.start_ns, row.start_ns + row.dur_ns, row.depth, name});
   }
   if (ranges_.size() <= options_.max_pending) return;
   // Bounded: the work waiting for inference is resolved with the ranges
@@ -155,14 +180,15 @@ void GpuMetrics::AddRanges(const trace::Frame& frame) {
 }
 
 void GpuMetrics::NoteUnclaimed(const internal::GpuActivityRow& row) {
-  auto [it, added] = unclaimed_.try_emplace(row.correlation_id);
+  bool added = false;
+  Unclaimed& work = unclaimed_.FindOrAdd(row.correlation_id, &added);
   if (added) {
     unclaimed_order_.push_back(row.correlation_id);
     std::int64_t launch = 0;
-    if (launch_of_.Take(row.correlation_id, &launch)) it->second.launch_ns = launch;
+    if (launch_of_.Take(row.correlation_id, &launch)) work.launch_ns = launch;
   }
-  it->second.time_ns += row.dur_ns;
-  it->second.activities += 1;
+  work.time_ns += row.dur_ns;
+  work.activities += 1;
 }
 
 void GpuMetrics::InferAttribution(std::size_t keep) {
@@ -172,29 +198,30 @@ void GpuMetrics::InferAttribution(std::size_t keep) {
   std::vector<const OpenRange*> by_start;
   by_start.reserve(ranges_.size());
   for (const OpenRange& range : ranges_) by_start.push_back(&range);
-  std::sort(by_start.begin(), by_start.end(), [](const OpenRange* a, const OpenRange* b) {
+  const auto earlier = [](const OpenRange* a, const OpenRange* b) {
     return a->start_ns != b->start_ns ? a->start_ns < b->start_ns : a->depth < b->depth;
-  });
+  };
+  // Ranges arrive about in start order (each frame's table is sorted): most
+  // calls find them sorted already, in linear time.
+  if (!std::is_sorted(by_start.begin(), by_start.end(), earlier)) std::sort(by_start.begin(), by_start.end(), earlier);
+  std::vector<std::int64_t> ends(by_start.size());
+  for (std::size_t i = 0; i < by_start.size(); ++i) ends[i] = by_start[i]->end_ns;
+  const OpenRangeSearch search(std::move(ends));
   while (unclaimed_order_.size() > keep) {
     const std::uint32_t id = unclaimed_order_.front();
     unclaimed_order_.pop_front();
-    const auto it = unclaimed_.find(id);
-    if (it == unclaimed_.end()) continue;  // claimed through its external correlation since
-    const Unclaimed work = it->second;
-    unclaimed_.erase(it);
+    const Unclaimed* claimed = unclaimed_.Find(id);
+    if (claimed == nullptr) continue;  // claimed through its external correlation since
+    const Unclaimed work = *claimed;
+    unclaimed_.Erase(id);
     if (work.launch_ns < 0) continue;
-    auto candidate = std::upper_bound(by_start.begin(), by_start.end(), work.launch_ns,
-                                      [](std::int64_t t, const OpenRange* range) { return t < range->start_ns; });
-    const OpenRange* innermost = nullptr;
-    while (candidate != by_start.begin()) {
-      --candidate;
-      if ((*candidate)->end_ns > work.launch_ns) {
-        innermost = *candidate;
-        break;
-      }
-    }
-    if (innermost == nullptr) continue;
-    AnnotationGpu* annotation = &annotations_[innermost->name];
+    const auto candidate = std::upper_bound(by_start.begin(), by_start.end(), work.launch_ns,
+                                            [](std::int64_t t, const OpenRange* range) { return t < range->start_ns; });
+    const std::ptrdiff_t open =
+        search.LastOpenBefore(static_cast<std::size_t>(candidate - by_start.begin()), work.launch_ns);
+    if (open < 0) continue;
+    const OpenRange* innermost = by_start[static_cast<std::size_t>(open)];
+    AnnotationGpu* annotation = &annotations_[*innermost->name];
     AddAnnotationTime(annotation, work.time_ns, work.activities);
     annotation->inferred_time_ns += work.time_ns;
     annotation->inferred_activities += work.activities;
@@ -221,7 +248,8 @@ void GpuMetrics::AddActivity(const internal::GpuActivityRow& row, std::int64_t w
   device.union_ns->Add(row.start_ns + wall_offset_ns, row.start_ns + row.dur_ns + wall_offset_ns);
 
   if (kind == trace::GPU_KIND_KERNEL) {
-    Totals* kernel = KernelFor(row.name);
+    Totals*& kernel = frame_kernels_[row.name_index];
+    if (kernel == nullptr) kernel = &kernels_[std::string(row.name)];
     kernel->count += 1;
     kernel->time_ns += row.dur_ns;
     Totals& precision = precision_[row.precision < precision_.size() ? row.precision : 0];

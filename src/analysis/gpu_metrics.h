@@ -15,9 +15,11 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "analysis/correlation_join.h"
+#include "analysis/flat_id_map.h"
 #include "analysis/interval_union.h"
 #include "analysis/job_reader.h"
 #include "analysis/json_writer.h"
@@ -25,8 +27,7 @@
 #include "analysis/stats_json.h"
 #include "analysis/summary_options.h"
 #include "analysis/time_buckets.h"
-#include "trace/frame_codec.h"
-#include "trace/gpu_codec.h"
+#include "trace/frame_rows.h"
 
 namespace smprof::analysis {
 
@@ -36,7 +37,7 @@ class GpuMetrics {
 
   void BeginStream(const ProcessStream& stream);
   // Returns false if a GPU table of the frame is inconsistent (`error` says why).
-  bool AddFrame(const TraceFileEntry& file, const trace::Frame& frame, WallSpan* span, std::string* error);
+  bool AddFrame(const TraceFileEntry& file, const internal::FrameRows& frame, WallSpan* span, std::string* error);
   // Flushes the stream's reorder windows; `stream_span` is its span, for active %.
   void EndStream(const WallSpan& stream_span);
 
@@ -77,7 +78,7 @@ class GpuMetrics {
     std::int64_t start_ns = 0;
     std::int64_t end_ns = 0;
     std::uint32_t depth = 0;
-    std::string name;
+    const std::string* name = nullptr;  // in range_names_
   };
   // GPU work no annotation claimed (yet), by correlation id.
   struct Unclaimed {
@@ -101,8 +102,7 @@ class GpuMetrics {
   void AddActivity(const internal::GpuActivityRow& row, std::int64_t wall_offset_ns);
   void AddLaunchLatency(std::int64_t api_start_ns, std::int64_t kernel_start_ns);
   void AddAnnotationTime(AnnotationGpu* annotation, std::int64_t time_ns, std::uint64_t activities);
-  Totals* KernelFor(std::string_view name);
-  void AddRanges(const trace::Frame& frame);
+  void AddRanges(const internal::FrameRows& frame);
   void NoteUnclaimed(const internal::GpuActivityRow& row);
   // Gives unclaimed work to the innermost range open at its launch, oldest
   // first, until at most `keep` remain.
@@ -118,10 +118,11 @@ class GpuMetrics {
   PendingById<AnnotationGpu*> annotation_of_;
   PendingById<Waiting> work_waiting_for_annotation_;
   PendingById<std::int64_t> launch_of_;  // API call start by correlation id, for NoteUnclaimed
-  std::unordered_map<std::uint32_t, Unclaimed> unclaimed_;
+  FlatIdMap<Unclaimed> unclaimed_;
   std::deque<std::uint32_t> unclaimed_order_;
-  std::deque<OpenRange> ranges_;  // in arrival (about end) order, bounded
-  std::vector<internal::AnnotationRow> annotation_rows_;
+  std::deque<OpenRange> ranges_;                       // in arrival (about end) order, bounded
+  std::unordered_set<std::string> range_names_;        // the names ranges_ point to
+  std::vector<const std::string*> frame_range_names_;  // by index in the frame's strings, for one frame
   std::uint64_t evicted_correlations_ = 0;
   std::int64_t newest_ns_ = 0;  // the stream's latest start so far: the joins' clock
 
@@ -130,11 +131,9 @@ class GpuMetrics {
   std::array<Totals, 6> memory_ops_{};  // HtoD, DtoH, DtoD, PtoP, memset, other
   std::array<Totals, 10> precision_{};  // by trace::Precision
   std::unordered_map<std::string, Totals> kernels_;
-  std::unordered_map<const char*, Totals*> frame_kernels_;  // by name data, valid for one frame
+  std::vector<Totals*> frame_kernels_;  // by index in the frame's strings, valid for one frame
   std::unordered_map<std::string, AnnotationGpu> annotations_;
   LogHistogram launch_latency_;
-  std::vector<internal::GpuActivityRow> activity_rows_;
-  std::vector<internal::ApiCallRow> api_rows_;
 };
 
 }  // namespace smprof::analysis

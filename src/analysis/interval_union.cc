@@ -6,21 +6,36 @@ namespace smprof::analysis {
 
 void IntervalUnion::Add(std::int64_t start_ns, std::int64_t end_ns) {
   if (end_ns <= start_ns) return;
-  pending_.emplace(start_ns, end_ns);
-  newest_start_ = std::max(newest_start_, start_ns);
-  while (!pending_.empty() && (pending_.top().first < newest_start_ - window_ns_ || pending_.size() > max_pending_)) {
-    const Interval next = pending_.top();
-    pending_.pop();
-    Merge(next.first, next.second);
+  const Interval interval{start_ns, end_ns};
+  if (in_order_.empty() || !(interval < in_order_.back())) {
+    in_order_.push_back(interval);
+  } else {
+    pending_.push(interval);
   }
+  newest_start_ = std::max(newest_start_, start_ns);
+  while (pending() > 0 && (Earliest().first < newest_start_ - window_ns_ || pending() > max_pending_)) MergeEarliest();
+}
+
+const IntervalUnion::Interval& IntervalUnion::Earliest() const {
+  if (pending_.empty()) return in_order_.front();
+  if (in_order_.empty()) return pending_.top();
+  return pending_.top() < in_order_.front() ? pending_.top() : in_order_.front();
+}
+
+void IntervalUnion::MergeEarliest() {
+  Interval next;
+  if (!pending_.empty() && (in_order_.empty() || pending_.top() < in_order_.front())) {
+    next = pending_.top();
+    pending_.pop();
+  } else {
+    next = in_order_.front();
+    in_order_.pop_front();
+  }
+  Merge(next.first, next.second);
 }
 
 void IntervalUnion::Flush() {
-  while (!pending_.empty()) {
-    const Interval next = pending_.top();
-    pending_.pop();
-    Merge(next.first, next.second);
-  }
+  while (pending() > 0) MergeEarliest();
   if (open_) Emit(open_start_, open_end_);
   open_ = false;
 }

@@ -1,12 +1,15 @@
 // IntervalUnion: the length of the union of a GPU's busy intervals, with
 // rows arriving only roughly in start order (CUPTI hands buffers over out of
-// order). Rows wait in a min-heap by start until the newest start is more
-// than `window_ns` past them (or `max_pending` rows wait), then merge in
-// start order. A row starting before the merged frontier is late: only its
+// order). Rows wait until the newest start is more than `window_ns` past
+// them (or `max_pending` rows wait), then merge in start order: rows that
+// arrive in order wait in a FIFO, the others in a min-heap, and the earlier
+// of the two fronts merges next (a heap alone costs a log-time push and pop
+// per row). A row starting before the merged frontier is late: only its
 // part after the frontier counts (docs/ANALYSIS.md).
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <queue>
 #include <utility>
 #include <vector>
@@ -29,11 +32,16 @@ class IntervalUnion {
   std::uint64_t late_records() const { return late_records_; }
 
  private:
+  using Interval = std::pair<std::int64_t, std::int64_t>;
+  std::size_t pending() const { return in_order_.size() + pending_.size(); }
+  // The earliest waiting interval (pending() > 0).
+  const Interval& Earliest() const;
+  void MergeEarliest();
   void Merge(std::int64_t start_ns, std::int64_t end_ns);
   void Emit(std::int64_t start_ns, std::int64_t end_ns);
 
-  using Interval = std::pair<std::int64_t, std::int64_t>;
-  std::priority_queue<Interval, std::vector<Interval>, std::greater<Interval>> pending_;
+  std::deque<Interval> in_order_;  // sorted: each row at or after the one before
+  std::priority_queue<Interval, std::vector<Interval>, std::greater<Interval>> pending_;  // the others
   std::int64_t window_ns_;
   std::size_t max_pending_;
   BucketSeries* buckets_;

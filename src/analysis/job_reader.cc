@@ -87,6 +87,7 @@ JobReader::JobReader(const std::vector<std::string>& paths) {
 void JobReader::Read(FrameVisitor& visitor, const ProgressCallback& progress) {
   std::uint64_t done_bytes = 0;
   trace::Frame frame;
+  internal::FrameRows rows;  // its buffers are reused from frame to frame
   for (const ProcessStream& stream : streams_) {
     visitor.BeginStream(stream);
     for (const TraceFileEntry& file : stream.files) {
@@ -97,9 +98,14 @@ void JobReader::Read(FrameVisitor& visitor, const ProgressCallback& progress) {
       if (!status.ok()) {
         result.problem = status.message();
       } else {
-        while (reader->NextFrame(&frame)) {
+        const bool rows_wanted = visitor.ReadsRows();
+        while (rows_wanted ? reader->NextFrame(&rows) : reader->NextFrame(&frame)) {
           ++result.frames;
-          visitor.OnFrame(file, frame);
+          if (rows_wanted) {
+            visitor.OnFrameRows(file, rows);
+          } else {
+            visitor.OnFrame(file, frame);
+          }
           // A file still being written may have grown since it was listed.
           if (progress) progress(done_bytes + std::min(reader->bytes_read(), file.bytes), total_bytes_);
         }

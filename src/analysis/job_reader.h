@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "smprof/trace.pb.h"
+#include "trace/frame_rows.h"
 
 namespace smprof::analysis {
 
@@ -53,6 +54,13 @@ class FrameVisitor {
   virtual ~FrameVisitor() = default;
   virtual void BeginStream(const ProcessStream& stream) = 0;
   virtual void OnFrame(const TraceFileEntry& file, const trace::Frame& frame) = 0;
+  // Visitors that go through every event return true here: JobReader then
+  // decodes each frame's hot tables straight into rows (trace/frame_rows.h,
+  // no protobuf message) and calls OnFrameRows instead of OnFrame.
+  virtual bool ReadsRows() const { return false; }
+  virtual void OnFrameRows(const TraceFileEntry& file, const internal::FrameRows& rows) {
+    OnFrame(file, rows.message());
+  }
   virtual void EndFile(const FileReadResult& result) = 0;
   virtual void EndStream() = 0;
 };

@@ -76,7 +76,13 @@ class SummaryBuilder : public FrameVisitor {
     current_file_ = nullptr;
   }
 
+  bool ReadsRows() const override { return true; }
   void OnFrame(const TraceFileEntry& file, const trace::Frame& frame) override {
+    frame_rows_.Decode(frame);
+    OnFrameRows(file, frame_rows_);
+  }
+
+  void OnFrameRows(const TraceFileEntry& file, const internal::FrameRows& frame) override {
     if (current_file_ != &file) {
       current_file_ = &file;
       frame_index_ = 0;
@@ -88,8 +94,8 @@ class SummaryBuilder : public FrameVisitor {
         !cpu_.AddFrame(file, frame, &process_->span, &error) || !gpu_.AddFrame(file, frame, &process_->span, &error)) {
       warnings_.push_back(file.path + ": frame " + std::to_string(frame_index_) + " skipped in part: " + error);
     }
-    stream_drops_.annotations = std::max(stream_drops_.annotations, frame.dropped_total());
-    stream_drops_.gpu = std::max(stream_drops_.gpu, frame.gpu_dropped_total());
+    stream_drops_.annotations = std::max(stream_drops_.annotations, frame.dropped_total);
+    stream_drops_.gpu = std::max(stream_drops_.gpu, frame.gpu_dropped_total);
     ++frame_index_;
   }
 
@@ -151,6 +157,7 @@ class SummaryBuilder : public FrameVisitor {
   Drops footer_drops_;                               // summed over the stream's footers
   std::uint64_t processes_with_foreign_client_ = 0;  // footers naming another CUPTI client
   std::vector<std::string> warnings_;
+  internal::FrameRows frame_rows_;  // OnFrame's decoding of a parsed frame
 };
 
 std::string SummaryBuilder::GpuReason() const {

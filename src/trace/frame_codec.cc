@@ -96,7 +96,7 @@ Status DecodeAnnotations(const trace::Frame& frame, std::vector<AnnotationRow>* 
     if (name >= static_cast<std::uint32_t>(frame.strings_size())) return bad("name_index out of range");
     if (thread >= static_cast<std::uint32_t>(frame.threads_size())) return bad("thread_index out of range");
     rows->push_back(AnnotationRow{start, static_cast<std::int64_t>(a.dur_ns(i)), frame.strings(static_cast<int>(name)),
-                                  frame.threads(static_cast<int>(thread)).tid(), a.depth(i)});
+                                  frame.threads(static_cast<int>(thread)).tid(), a.depth(i), name});
   }
   return Status::Ok();
 }

@@ -85,6 +85,7 @@ struct AnnotationRow {
   std::string_view name;
   std::uint32_t tid;
   std::uint32_t depth;
+  std::uint32_t name_index;  // `name`'s index in the frame's strings (per-frame caches)
 };
 
 // Decodes a frame's annotations; fails (naming the column) if the frame is

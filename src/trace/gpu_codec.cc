@@ -422,6 +422,7 @@ Status DecodeGpuActivities(const trace::Frame& frame, std::vector<GpuActivityRow
     out[i].start_ns = start;
     out[i].dur_ns = static_cast<std::int64_t>(c.dur_ns(i));
     out[i].name = frame.strings(static_cast<int>(c.name_index(i)));
+    out[i].name_index = c.name_index(i);
   }
   FillColumn(c.bytes(), n, [out](int i, std::uint64_t v) { out[i].bytes = v; });
   FillColumn(c.graph_node_id(), n, [out](int i, std::uint64_t v) { out[i].graph_node_id = v; });

@@ -39,6 +39,7 @@ struct GpuActivityRow {
   std::uint32_t block[3] = {0, 0, 0};
   std::uint32_t shared_memory_bytes = 0;
   std::uint32_t registers_per_thread = 0;
+  std::uint32_t name_index = 0;  // `name`'s index in the frame's strings (per-frame caches)
 };
 
 struct ApiCallRow {

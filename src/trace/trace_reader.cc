@@ -221,46 +221,61 @@ TraceReader::ChunkResult TraceReader::ReadChunk(std::string* tag) {
   return ChunkResult::kOk;
 }
 
-bool TraceReader::NextFrame(trace::Frame* frame) {
+bool TraceReader::NextFramePayload(std::uint64_t* start) {
   std::string tag;
   while (!done_) {
-    const std::uint64_t start = offset_;
+    *start = offset_;
     const ChunkResult result = ReadChunk(&tag);
     if (result == ChunkResult::kEnd && !has_footer_) {
-      SetProblem(start, "truncated: no footer (the session was not stopped, or is still writing)");
+      SetProblem(*start, "truncated: no footer (the session was not stopped, or is still writing)");
     }
     if (result != ChunkResult::kOk) {
       done_ = true;
       return false;
     }
     if (has_footer_) {
-      SetProblem(start, "corrupt: data after the footer");
+      SetProblem(*start, "corrupt: data after the footer");
       return false;
     }
-    if (tag == trace_format::kFrameTag) {
-      if (!ParseQuietly(payload_, frame)) {
-        SetProblem(start, "corrupt: frame does not parse");
-        return false;
-      }
-      CheckSequence(start, frame->sequence());
-      return true;
-    }
+    if (tag == trace_format::kFrameTag) return true;
     if (tag == trace_format::kFooterTag) {
       if (!ParseQuietly(payload_, &footer_)) {
-        SetProblem(start, "corrupt: footer does not parse");
+        SetProblem(*start, "corrupt: footer does not parse");
         return false;
       }
       if (footer_.frames_written() != frames_) {
-        NoteProblem(start, "corrupt: the footer counts " + std::to_string(footer_.frames_written()) +
-                               " frames, the file holds " + std::to_string(frames_));
+        NoteProblem(*start, "corrupt: the footer counts " + std::to_string(footer_.frames_written()) +
+                                " frames, the file holds " + std::to_string(frames_));
       }
       has_footer_ = true;
       continue;
     }
-    SetProblem(start, "corrupt: a second header");
+    SetProblem(*start, "corrupt: a second header");
     return false;
   }
   return false;
+}
+
+bool TraceReader::NextFrame(trace::Frame* frame) {
+  std::uint64_t start = 0;
+  if (!NextFramePayload(&start)) return false;
+  if (!ParseQuietly(payload_, frame)) {
+    SetProblem(start, "corrupt: frame does not parse");
+    return false;
+  }
+  CheckSequence(start, frame->sequence());
+  return true;
+}
+
+bool TraceReader::NextFrame(FrameRows* rows) {
+  std::uint64_t start = 0;
+  if (!NextFramePayload(&start)) return false;
+  if (!rows->Decode(payload_)) {
+    SetProblem(start, "corrupt: frame does not parse");
+    return false;
+  }
+  CheckSequence(start, rows->sequence);
+  return true;
 }
 
 }  // namespace smprof::internal

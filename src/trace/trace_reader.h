@@ -16,6 +16,7 @@
 
 #include "smprof/status.h"
 #include "smprof/trace.pb.h"
+#include "trace/frame_rows.h"
 
 namespace smprof::internal {
 
@@ -37,6 +38,10 @@ class TraceReader {
   // Reads the next frame into `frame`. Returns false at the clean end of the
   // file (after the footer) or where reading had to stop (see problem()).
   bool NextFrame(trace::Frame* frame);
+  // The same, decoded into rows (trace/frame_rows.h) without building the
+  // protobuf message; `rows` points into the reader's buffer, valid until the
+  // next call.
+  bool NextFrame(FrameRows* rows);
 
   bool has_footer() const { return has_footer_; }
   const trace::Footer& footer() const { return footer_; }
@@ -60,6 +65,9 @@ class TraceReader {
   void SetProblem(std::uint64_t offset, std::string message);
   // Records the first problem; reading goes on.
   void NoteProblem(std::uint64_t offset, std::string message);
+  // Reads up to the next frame chunk (reading a footer on the way); true
+  // with its message in payload_ and `start` its offset.
+  bool NextFramePayload(std::uint64_t* start);
   // Flags a frame whose sequence number does not follow the previous frame's.
   void CheckSequence(std::uint64_t offset, std::uint64_t sequence);
 

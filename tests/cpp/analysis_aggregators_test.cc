@@ -7,9 +7,13 @@
 #include <cmath>
 #include <cstdint>
 #include <numeric>
+#include <queue>
+#include <random>
+#include <unordered_map>
 #include <vector>
 
 #include "analysis/correlation_join.h"
+#include "analysis/flat_id_map.h"
 #include "analysis/interval_union.h"
 #include "analysis/log_histogram.h"
 #include "analysis/time_buckets.h"
@@ -94,6 +98,106 @@ TEST(IntervalUnion, PendingRowsAreBounded) {
   for (int i = 9; i >= 0; --i) u.Add(i * 10, i * 10 + 5);  // reverse order, window never passes
   u.Flush();
   EXPECT_GT(u.late_records(), 0u);  // the cap forced merges before the earlier rows came
+}
+
+// The union as one min-heap of pending rows computes it (the definition):
+// rows merge in start order once the newest start is `window` past them or
+// more than `cap` wait; a row starting before the merged frontier is late.
+std::pair<std::int64_t, std::uint64_t> HeapUnion(const std::vector<std::pair<std::int64_t, std::int64_t>>& rows,
+                                                 std::int64_t window, std::size_t cap) {
+  std::priority_queue<std::pair<std::int64_t, std::int64_t>, std::vector<std::pair<std::int64_t, std::int64_t>>,
+                      std::greater<>>
+      heap;
+  std::int64_t newest = INT64_MIN, total = 0, open_start = 0, open_end = 0;
+  std::uint64_t late = 0;
+  bool open = false;
+  const auto merge = [&](std::int64_t start, std::int64_t end) {
+    if (open && start < open_start) {
+      ++late;
+      start = open_start;
+      if (end <= start) return;
+    }
+    if (open && start <= open_end) {
+      open_end = std::max(open_end, end);
+      return;
+    }
+    if (open) total += open_end - open_start;
+    open = true;
+    open_start = start;
+    open_end = end;
+  };
+  for (const auto& [start, end] : rows) {
+    if (end <= start) continue;
+    heap.emplace(start, end);
+    newest = std::max(newest, start);
+    while (!heap.empty() && (heap.top().first < newest - window || heap.size() > cap)) {
+      merge(heap.top().first, heap.top().second);
+      heap.pop();
+    }
+  }
+  for (; !heap.empty(); heap.pop()) merge(heap.top().first, heap.top().second);
+  if (open) total += open_end - open_start;
+  return {total, late};
+}
+
+TEST(IntervalUnion, RowsInAndOutOfOrderMergeAsOneHeapWould) {
+  std::mt19937_64 random(7);
+  for (int trial = 0; trial < 200; ++trial) {
+    const std::int64_t window = std::int64_t{1} << (trial % 12);
+    const std::size_t cap = 1 + trial % 50;
+    std::vector<std::pair<std::int64_t, std::int64_t>> rows;
+    std::int64_t t = 0;
+    for (int i = 0; i < 300; ++i) {
+      t += static_cast<std::int64_t>(random() % 40);
+      // Mostly in order, some rows early (CUPTI buffers out of order), some equal, some empty.
+      const std::int64_t start = random() % 5 == 0 ? t - static_cast<std::int64_t>(random() % 500) : t;
+      rows.emplace_back(start, start + static_cast<std::int64_t>(random() % 60));
+    }
+    IntervalUnion u(window, cap, nullptr);
+    for (const auto& [start, end] : rows) u.Add(start, end);
+    u.Flush();
+    const auto [total, late] = HeapUnion(rows, window, cap);
+    ASSERT_EQ(u.union_ns(), total) << "trial " << trial;
+    ASSERT_EQ(u.late_records(), late) << "trial " << trial;
+  }
+}
+
+TEST(FlatIdMap, BehavesAsAnUnorderedMapThroughGrowthAndDeletions) {
+  std::mt19937_64 random(11);
+  FlatIdMap<std::int64_t> map;
+  std::unordered_map<std::uint32_t, std::int64_t> reference;
+  for (int step = 0; step < 200000; ++step) {
+    // Ids from a small range (long probe runs, wrap-around) and consecutive ones.
+    const auto id = static_cast<std::uint32_t>(step % 3 == 0 ? random() % 700 : step / 3);
+    switch (random() % 4) {
+      case 0:
+      case 1: {
+        bool added = false;
+        map.FindOrAdd(id, &added) = step;
+        ASSERT_EQ(added, reference.count(id) == 0) << step;
+        reference[id] = step;
+        break;
+      }
+      case 2:
+        ASSERT_EQ(map.Erase(id), reference.erase(id) == 1) << step;
+        break;
+      default: {
+        const std::int64_t* found = map.Find(id);
+        const auto it = reference.find(id);
+        ASSERT_EQ(found != nullptr, it != reference.end()) << step;
+        if (found != nullptr) {
+          ASSERT_EQ(*found, it->second) << step;
+        }
+      }
+    }
+    ASSERT_EQ(map.size(), reference.size());
+    if (step % 50000 == 49999) {
+      for (const auto& [key, value] : reference) ASSERT_EQ(*map.Find(key), value);
+      map.Clear();
+      reference.clear();
+      ASSERT_EQ(map.Find(id), nullptr);
+    }
+  }
 }
 
 TEST(BucketSeries, IntervalsSpreadOverBuckets) {

@@ -32,6 +32,10 @@ struct TraceFileContents {
   trace::Footer footer;
   std::string problem;  // TraceReader::problem()
   std::uint64_t problem_offset = 0;
+  // The file read again through NextFrame(FrameRows*): "" when that gives the
+  // same frames (rows equal to Decode*() of each parsed frame), problem and
+  // offset; else what differs.
+  std::string rows_reader_difference;
 };
 
 TraceFileContents ReadTraceFile(const std::string& path);

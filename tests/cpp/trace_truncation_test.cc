@@ -3,7 +3,8 @@
 // incomplete) or reads exactly the frames that are complete, reports
 // "truncated" and the offset of the first missing chunk, and only the whole
 // file has a footer and no problem. Damaged bytes give "corrupt", never a
-// crash, and the frames before the damage still read.
+// crash, and the frames before the damage still read. Reading with
+// NextFrame(FrameRows*) (the wire walker) gives the same frames and problems.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -120,6 +121,7 @@ void CheckEveryPrefix(const std::string& full, const std::string& scratch) {
     }
     ASSERT_TRUE(read.open_status.ok()) << read.open_status.message();
     EXPECT_EQ(read.header.host(), whole.header.host());
+    EXPECT_EQ(read.rows_reader_difference, "");
 
     // Exactly the frames whose chunk is complete, and the offset where the
     // first incomplete chunk begins.
@@ -192,6 +194,7 @@ TEST(TraceCorruption, FlippedPayloadByteIsAChecksumMismatchAfterTheGoodFrames) {
     const TraceFileContents read = ReadTraceFile(dir.File("damaged.smprof"));
     ASSERT_TRUE(read.open_status.ok());
     EXPECT_EQ(read.frames.size(), victim - 1) << "the frames before the damage still read";
+    EXPECT_EQ(read.rows_reader_difference, "");
     EXPECT_NE(read.problem.find("corrupt"), std::string::npos) << read.problem;
     EXPECT_NE(read.problem.find("checksum mismatch"), std::string::npos) << read.problem;
     EXPECT_EQ(read.problem_offset, chunks[victim].begin);
@@ -232,6 +235,7 @@ TEST(TraceCorruption, DataAfterTheFooterIsReported) {
   EXPECT_EQ(read.frames.size(), 2u);
   EXPECT_NE(read.problem.find("data after the footer"), std::string::npos) << read.problem;
   EXPECT_EQ(read.problem_offset, full.size());
+  EXPECT_EQ(read.rows_reader_difference, "");
 }
 
 TEST(TraceCorruption, EverySingleByteFlipIsSurvivedAndNeverInventsFrames) {
@@ -245,6 +249,7 @@ TEST(TraceCorruption, EverySingleByteFlipIsSurvivedAndNeverInventsFrames) {
     const TraceFileContents read = ReadTraceFile(path);
     if (!read.open_status.ok()) continue;
     ASSERT_LE(read.frames.size(), 3u) << "byte " << at;
+    EXPECT_EQ(read.rows_reader_difference, "") << "byte " << at;
     // A flip either sits in an unchecked reserved byte, or stops reading with a reason.
     if (read.frames.size() < 3 || !read.has_footer) {
       EXPECT_FALSE(read.problem.empty()) << "byte " << at;

@@ -6,20 +6,25 @@
 // mutator keeps inputs checksum-valid: it mutates either the raw bytes or,
 // half of the time, the decompressed message of one chunk (recompressing it),
 // then repairs every chunk's CRC. That reaches the protobuf parser and the
-// column decoders with well-framed but inconsistent messages. docs/TESTING.md
-// says how to run it.
+// column decoders with well-framed but inconsistent messages. Every frame
+// message is also decoded by FrameRows (the wire walker) and compared with
+// protobuf's parse + Decode*(): a disagreement aborts. docs/TESTING.md says
+// how to run it.
 #include <sys/mman.h>
 #include <unistd.h>
 #include <zstd.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "frame_rows_compare.h"
 #include "trace/file_format.h"
 #include "trace/frame_codec.h"
 #include "trace/gpu_codec.h"
@@ -122,6 +127,31 @@ void DecodeAll(const trace::Frame& frame) {
   (void)DecodeExternalCorrelations(frame, &correlations);
 }
 
+// The message of every frame chunk in `data`, decoded by FrameRows and the
+// reference way: any difference is a bug of the walker.
+void CompareFrameDecoders(const std::uint8_t* data, std::size_t size) {
+  for (const Chunk& c : Chunks(data, size)) {
+    const std::uint8_t* head = data + c.offset;
+    if (std::memcmp(head, trace_format::kFrameTag.data(), 4) != 0) continue;
+    const std::uint8_t* payload = head + trace_format::kChunkHeaderBytes;
+    std::string message;
+    if (head[8] == static_cast<std::uint8_t>(trace_format::Encoding::kZstd)) {
+      const unsigned long long content = ZSTD_getFrameContentSize(payload, c.length);
+      if (content == ZSTD_CONTENTSIZE_ERROR || content == ZSTD_CONTENTSIZE_UNKNOWN || content > (16u << 20)) continue;
+      message.resize(content);
+      const std::size_t n = ZSTD_decompress(message.data(), message.size(), payload, c.length);
+      if (ZSTD_isError(n) || n != content) continue;
+    } else {
+      message.assign(reinterpret_cast<const char*>(payload), c.length);
+    }
+    const std::string difference = CompareWithProtobuf(message);
+    if (!difference.empty()) {
+      std::fprintf(stderr, "FrameRows disagrees with protobuf: %s\n", difference.c_str());
+      std::abort();
+    }
+  }
+}
+
 }  // namespace
 
 extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max_size, unsigned int seed) {
@@ -149,7 +179,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     trace::Frame frame;
     while (reader->NextFrame(&frame)) DecodeAll(frame);
   }
+  if (TraceReader::Open("/proc/self/fd/" + std::to_string(fd), &reader).ok()) {
+    FrameRows rows;
+    while (reader->NextFrame(&rows)) {
+    }
+  }
   reader.reset();
+  CompareFrameDecoders(data, size);
   close(fd);
   return 0;
 }
