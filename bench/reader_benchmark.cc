@@ -1,7 +1,7 @@
 // Reader and summary throughput on a synthetic trace written by the real
 // TraceWriter: 2/3 annotations (names from a small set, steps among them),
 // 1/3 GPU kernels with their launch API calls, 65,536 events per frame.
-//   reader_benchmark [--quick]
+//   reader_benchmark [--quick | --events=N]
 // Prints, per size: events/s of TraceReader + FrameRows (the wire walker:
 // the baseline, what the summary reads with), of TraceReader + protobuf's
 // parse + Decode*() (what the exporters read with), of SummarizeJob, each
@@ -188,6 +188,7 @@ void Measure(const std::string& dir, std::int64_t events) {
 
 int main(int argc, char** argv) {
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  const bool one_size = argc > 1 && std::strncmp(argv[1], "--events=", 9) == 0;
   const std::string dir = std::filesystem::temp_directory_path() / ("smprof_reader_bench_" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   double load[3] = {0, 0, 0};
@@ -197,8 +198,9 @@ int main(int argc, char** argv) {
               "summ/cpu", "ratio", "summary s", "RSS MiB");
   std::printf("%-11s %9s %9s %10s %9s %9s %7s %9s %9s\n", "", "Mev/s", "Mev/cpu-s", "Mev/cpu-s", "Mev/s", "Mev/cpu-s",
               "cpu", "", "");
-  const std::vector<std::int64_t> sizes =
-      quick ? std::vector<std::int64_t>{100'000} : std::vector<std::int64_t>{1'000'000, 10'000'000};
+  const std::vector<std::int64_t> sizes = one_size ? std::vector<std::int64_t>{std::atoll(argv[1] + 9)}
+                                          : quick  ? std::vector<std::int64_t>{100'000}
+                                                   : std::vector<std::int64_t>{1'000'000, 10'000'000};
   for (const std::int64_t events : sizes) Measure(dir, events);
   std::filesystem::remove_all(dir);
   return 0;

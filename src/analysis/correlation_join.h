@@ -30,10 +30,9 @@ class PendingById {
 
   // Removes and returns the value for `id`, if waiting.
   bool Take(std::uint32_t id, Value* value) {
-    Entry* entry = values_.Find(id);
-    if (entry == nullptr) return false;
-    *value = std::move(entry->value);
-    values_.Erase(id);
+    Entry entry;
+    if (!values_.Take(id, &entry)) return false;
+    *value = std::move(entry.value);
     return true;
   }
 

@@ -46,13 +46,17 @@ class FlatIdMap {
   }
 
   // Removes `id`; false if it was absent.
-  bool Erase(std::uint32_t id) {
+  bool Erase(std::uint32_t id) { return Take(id, nullptr); }
+
+  // Removes `id`, moving its value to `*value` (when not null); false if it was absent.
+  bool Take(std::uint32_t id, Value* value) {
     if (slots_.empty()) return false;
     std::size_t hole = Home(id);
     for (;; hole = (hole + 1) & mask_) {
       if (!slots_[hole].used) return false;
       if (slots_[hole].id == id) break;
     }
+    if (value != nullptr) *value = std::move(slots_[hole].value);
     // Backward shift: move later entries of the probe run into the hole when
     // their home does not lie (cyclically) in (hole, their slot].
     for (std::size_t next = (hole + 1) & mask_; slots_[next].used; next = (next + 1) & mask_) {

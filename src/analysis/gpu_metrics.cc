@@ -28,45 +28,32 @@ std::size_t MemoryOpIndex(const internal::GpuActivityRow& row) {
 }
 
 // Searches a list of ranges sorted by start backwards for the last one not
-// yet ended at t. The latest end of each block of 64 and 4,096 ranges lets
-// it step over whole blocks that ended by t: a launch outside every range
-// costs at most ~140 steps, not a walk back over every range.
+// yet ended at t. Each range links to the nearest earlier one that ends
+// later: every range in between ends no later than it, so when it has ended
+// by t they have too, and the search jumps over them (a launch outside every
+// range costs a few jumps, not a walk back over every range).
 class OpenRangeSearch {
  public:
-  explicit OpenRangeSearch(std::vector<std::int64_t> ends)
-      : ends_(std::move(ends)),
-        blocks_(ends_.size() / kBlock + 1, INT64_MIN),
-        supers_(ends_.size() / kSuper + 1, INT64_MIN) {
+  explicit OpenRangeSearch(std::vector<std::int64_t> ends) : ends_(std::move(ends)), earlier_later_end_(ends_.size()) {
+    std::vector<std::ptrdiff_t> later_ends;  // indices whose ends decrease, the last i's candidates
     for (std::size_t i = 0; i < ends_.size(); ++i) {
-      blocks_[i / kBlock] = std::max(blocks_[i / kBlock], ends_[i]);
-      supers_[i / kSuper] = std::max(supers_[i / kSuper], ends_[i]);
+      while (!later_ends.empty() && ends_[static_cast<std::size_t>(later_ends.back())] <= ends_[i])
+        later_ends.pop_back();
+      earlier_later_end_[i] = later_ends.empty() ? -1 : later_ends.back();
+      later_ends.push_back(static_cast<std::ptrdiff_t>(i));
     }
   }
 
   // The last index before `end` whose range ends after t; -1 if none.
   std::ptrdiff_t LastOpenBefore(std::size_t end, std::int64_t t) const {
     auto i = static_cast<std::ptrdiff_t>(end) - 1;
-    while (i >= 0) {
-      const auto u = static_cast<std::size_t>(i);
-      if ((u + 1) % kSuper == 0 && supers_[u / kSuper] <= t) {
-        i -= static_cast<std::ptrdiff_t>(kSuper);
-      } else if ((u + 1) % kBlock == 0 && blocks_[u / kBlock] <= t) {
-        i -= static_cast<std::ptrdiff_t>(kBlock);
-      } else if (ends_[u] > t) {
-        return i;
-      } else {
-        --i;
-      }
-    }
-    return -1;
+    while (i >= 0 && ends_[static_cast<std::size_t>(i)] <= t) i = earlier_later_end_[static_cast<std::size_t>(i)];
+    return i;
   }
 
  private:
-  static constexpr std::size_t kBlock = 64;
-  static constexpr std::size_t kSuper = 4096;
   std::vector<std::int64_t> ends_;
-  std::vector<std::int64_t> blocks_;  // the latest end in ends_[k * kBlock, (k + 1) * kBlock)
-  std::vector<std::int64_t> supers_;
+  std::vector<std::ptrdiff_t> earlier_later_end_;  // the nearest earlier index with a later end, or -1
 };
 
 double Share(std::int64_t part, std::int64_t total) {
@@ -168,8 +155,8 @@ void GpuMetrics::AddRanges(const internal::FrameRows& frame) {
   if (!frame.annotations_status.ok()) return;  // AnnotationMetrics reports it
   frame_range_names_.assign(frame.strings.size(), nullptr);
   for (const auto& row : frame.annotations) {
-    const std::string*& name = frame_range_names_[row.name_index];
-    if (name == nullptr) name = &*range_names_.emplace(row.name).first;
+    RangeName*& name = frame_range_names_[row.name_index];
+    if (name == nullptr) name = &*range_names_.try_emplace(std::string(row.name), nullptr).first;
     ranges_.push_back(OpenRange{row.start_ns, row.start_ns + row.dur_ns, row.depth, name});
   }
   if (ranges_.size() <= options_.max_pending) return;
@@ -204,24 +191,26 @@ void GpuMetrics::InferAttribution(std::size_t keep) {
   // Ranges arrive about in start order (each frame's table is sorted): most
   // calls find them sorted already, in linear time.
   if (!std::is_sorted(by_start.begin(), by_start.end(), earlier)) std::sort(by_start.begin(), by_start.end(), earlier);
+  std::vector<std::int64_t> starts(by_start.size());
   std::vector<std::int64_t> ends(by_start.size());
-  for (std::size_t i = 0; i < by_start.size(); ++i) ends[i] = by_start[i]->end_ns;
+  for (std::size_t i = 0; i < by_start.size(); ++i) {
+    starts[i] = by_start[i]->start_ns;
+    ends[i] = by_start[i]->end_ns;
+  }
   const OpenRangeSearch search(std::move(ends));
   while (unclaimed_order_.size() > keep) {
     const std::uint32_t id = unclaimed_order_.front();
     unclaimed_order_.pop_front();
-    const Unclaimed* claimed = unclaimed_.Find(id);
-    if (claimed == nullptr) continue;  // claimed through its external correlation since
-    const Unclaimed work = *claimed;
-    unclaimed_.Erase(id);
+    Unclaimed work;
+    if (!unclaimed_.Take(id, &work)) continue;  // claimed through its external correlation since
     if (work.launch_ns < 0) continue;
-    const auto candidate = std::upper_bound(by_start.begin(), by_start.end(), work.launch_ns,
-                                            [](std::int64_t t, const OpenRange* range) { return t < range->start_ns; });
+    const auto candidate = std::upper_bound(starts.begin(), starts.end(), work.launch_ns);
     const std::ptrdiff_t open =
-        search.LastOpenBefore(static_cast<std::size_t>(candidate - by_start.begin()), work.launch_ns);
+        search.LastOpenBefore(static_cast<std::size_t>(candidate - starts.begin()), work.launch_ns);
     if (open < 0) continue;
     const OpenRange* innermost = by_start[static_cast<std::size_t>(open)];
-    AnnotationGpu* annotation = &annotations_[*innermost->name];
+    auto& [name, annotation] = *innermost->name;
+    if (annotation == nullptr) annotation = &annotations_[name];
     AddAnnotationTime(annotation, work.time_ns, work.activities);
     annotation->inferred_time_ns += work.time_ns;
     annotation->inferred_activities += work.activities;

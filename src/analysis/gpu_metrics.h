@@ -15,7 +15,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "analysis/correlation_join.h"
@@ -73,12 +73,14 @@ class GpuMetrics {
     std::int64_t inferred_time_ns = 0;
     std::uint64_t inferred_activities = 0;
   };
+  // An annotation name, and its entry in annotations_ once work is attributed to it.
+  using RangeName = std::pair<const std::string, AnnotationGpu*>;
   // An annotation range of the stream, for inferred attribution.
   struct OpenRange {
     std::int64_t start_ns = 0;
     std::int64_t end_ns = 0;
     std::uint32_t depth = 0;
-    const std::string* name = nullptr;  // in range_names_
+    RangeName* name = nullptr;  // in range_names_
   };
   // GPU work no annotation claimed (yet), by correlation id.
   struct Unclaimed {
@@ -120,9 +122,9 @@ class GpuMetrics {
   PendingById<std::int64_t> launch_of_;  // API call start by correlation id, for NoteUnclaimed
   FlatIdMap<Unclaimed> unclaimed_;
   std::deque<std::uint32_t> unclaimed_order_;
-  std::deque<OpenRange> ranges_;                       // in arrival (about end) order, bounded
-  std::unordered_set<std::string> range_names_;        // the names ranges_ point to
-  std::vector<const std::string*> frame_range_names_;  // by index in the frame's strings, for one frame
+  std::deque<OpenRange> ranges_;                                 // in arrival (about end) order, bounded
+  std::unordered_map<std::string, AnnotationGpu*> range_names_;  // the names ranges_ point to
+  std::vector<RangeName*> frame_range_names_;                    // by index in the frame's strings, for one frame
   std::uint64_t evicted_correlations_ = 0;
   std::int64_t newest_ns_ = 0;  // the stream's latest start so far: the joins' clock
 

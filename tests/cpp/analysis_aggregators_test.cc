@@ -178,9 +178,16 @@ TEST(FlatIdMap, BehavesAsAnUnorderedMapThroughGrowthAndDeletions) {
         reference[id] = step;
         break;
       }
-      case 2:
-        ASSERT_EQ(map.Erase(id), reference.erase(id) == 1) << step;
+      case 2: {
+        const auto it = reference.find(id);
+        std::int64_t taken = -1;
+        ASSERT_EQ(step % 2 ? map.Erase(id) : map.Take(id, &taken), it != reference.end()) << step;
+        if (step % 2 == 0 && it != reference.end()) {
+          ASSERT_EQ(taken, it->second) << step;
+        }
+        if (it != reference.end()) reference.erase(it);
         break;
+      }
       default: {
         const std::int64_t* found = map.Find(id);
         const auto it = reference.find(id);

@@ -98,7 +98,8 @@ TEST(FrameRows, WriterFramesDecodeOnTheFastPathWithTheReferenceRows) {
     }
   }
   FrameRows rows;
-  ASSERT_TRUE(rows.Decode(WriterFrame(500, true)));
+  const std::string bytes = WriterFrame(500, true);  // rows point into it
+  ASSERT_TRUE(rows.Decode(bytes));
   EXPECT_EQ(rows.sequence, 17u);
   EXPECT_EQ(rows.annotations.size(), 500u);
   EXPECT_EQ(rows.gpu.size(), 500u);
@@ -112,7 +113,8 @@ TEST(FrameRows, WriterFramesDecodeOnTheFastPathWithTheReferenceRows) {
 
 TEST(FrameRows, BuffersAreReusedAcrossFramesWithoutStaleRows) {
   FrameRows rows;
-  ASSERT_TRUE(rows.Decode(WriterFrame(500, true)));
+  const std::string large = WriterFrame(500, true);
+  ASSERT_TRUE(rows.Decode(large));
   const std::string small = WriterFrame(2, false);
   ASSERT_TRUE(rows.Decode(small));
   FrameRows fresh;

@@ -65,3 +65,48 @@ def test_backward_gets_the_kernels_its_autograd_thread_launched(tmp_path: Path) 
     assert attribution["inferred_time_ns"] == 10 * MS
     assert attribution["unattributed_time_ns"] == 1 * MS
     assert attribution["unattributed_share"] == pytest.approx(1 / 16)
+
+
+def compacted_correlations_trace(root: Path, compact: bool) -> None:
+    """Two kernels launched under ``forward``, their external correlations written as the
+    drain writes them: a column whose rows all hold one value is stored as that one value."""
+    frame = st.pb().Frame(sequence=0)
+    frame.strings.append(b"")
+    st.add_annotations(frame, [(T0, 40 * MS, "forward", MAIN, 0)])
+    st.add_api_calls(
+        frame,
+        [
+            (T0 + 10 * MS, 20_000, "cudaLaunchKernel", MAIN, 1),
+            (T0 + 20 * MS, 20_000, "cudaLaunchKernel", MAIN, 2),
+        ],
+    )
+    st.add_external_correlations(frame, [(1, 7, 5, "forward"), (2, 7, 5, "forward")])
+    if compact:
+        table = frame.external_correlations
+        for column in (table.external_id, table.external_kind, table.name_index):
+            del column[1:]
+    st.add_gpu_activities(
+        frame,
+        [
+            {"start": T0 + 12 * MS, "dur": 5 * MS, "name": "gemm", "correlation_id": 1},
+            {"start": T0 + 22 * MS, "dur": 3 * MS, "name": "gemm", "correlation_id": 2},
+        ],
+    )
+    footer = st.pb().Footer(frames_written=1)
+    footer.stop.monotonic_ns = T0 + 100 * MS
+    st.write_trace(root / "rank0.smprof", st.header(monotonic_ns=T0, pid=5), [frame], footer)
+
+
+def test_constant_external_correlation_columns_join_like_full_ones(tmp_path: Path) -> None:
+    summaries = []
+    for compact in (False, True):
+        root = tmp_path / ("compact" if compact else "full")
+        root.mkdir()
+        compacted_correlations_trace(root, compact)
+        summaries.append(analysis.summarize(root))
+    full, compact = summaries
+    assert compact["warnings"] == full["warnings"] == []
+    assert compact["gpu"]["per_annotation"] == full["gpu"]["per_annotation"]
+    assert [
+        (a["name"], a["gpu_time_ns"], a["inferred_activities"]) for a in compact["gpu"]["per_annotation"]
+    ] == [("forward", 8 * MS, 0)]
