@@ -56,6 +56,22 @@ class OpenRangeSearch {
   std::vector<std::ptrdiff_t> earlier_later_end_;  // the nearest earlier index with a later end, or -1
 };
 
+// The first index of the sorted `values` holding a value after t (as
+// std::upper_bound), galloping from `hint`, the previous answer: launches
+// come about in time order, so the answer is usually a few steps on.
+std::size_t FirstAfter(const std::vector<std::int64_t>& values, std::int64_t t, std::size_t hint) {
+  hint = std::min(hint, values.size());
+  if (hint > 0 && values[hint - 1] > t) {
+    return static_cast<std::size_t>(
+        std::upper_bound(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(hint), t) - values.begin());
+  }
+  std::size_t step = 1;
+  while (hint + step <= values.size() && values[hint + step - 1] <= t) step *= 2;
+  const auto last = values.begin() + static_cast<std::ptrdiff_t>(std::min(hint + step, values.size()));
+  return static_cast<std::size_t>(std::upper_bound(values.begin() + static_cast<std::ptrdiff_t>(hint), last, t) -
+                                  values.begin());
+}
+
 double Share(std::int64_t part, std::int64_t total) {
   return total > 0 ? static_cast<double>(part) / static_cast<double>(total) : 0.0;
 }
@@ -181,35 +197,41 @@ void GpuMetrics::NoteUnclaimed(const internal::GpuActivityRow& row) {
 void GpuMetrics::InferAttribution(std::size_t keep) {
   if (unclaimed_order_.size() <= keep) return;
   // By start, then depth: the innermost range open at t is the last one
-  // starting at or before t that has not ended by t.
-  std::vector<const OpenRange*> by_start;
-  by_start.reserve(ranges_.size());
-  for (const OpenRange& range : ranges_) by_start.push_back(&range);
-  const auto earlier = [](const OpenRange* a, const OpenRange* b) {
-    return a->start_ns != b->start_ns ? a->start_ns < b->start_ns : a->depth < b->depth;
+  // starting at or before t that has not ended by t. Ranges arrive about in
+  // start order (each frame's table is sorted): most calls find them sorted
+  // already, and sort nothing.
+  const auto earlier = [](const OpenRange& a, const OpenRange& b) {
+    return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.depth < b.depth;
   };
-  // Ranges arrive about in start order (each frame's table is sorted): most
-  // calls find them sorted already, in linear time.
-  if (!std::is_sorted(by_start.begin(), by_start.end(), earlier)) std::sort(by_start.begin(), by_start.end(), earlier);
-  std::vector<std::int64_t> starts(by_start.size());
-  std::vector<std::int64_t> ends(by_start.size());
-  for (std::size_t i = 0; i < by_start.size(); ++i) {
-    starts[i] = by_start[i]->start_ns;
-    ends[i] = by_start[i]->end_ns;
+  std::vector<const OpenRange*> sorted;  // by start, when ranges_ are not
+  std::vector<std::int64_t> starts;
+  std::vector<std::int64_t> ends;
+  starts.reserve(ranges_.size());
+  ends.reserve(ranges_.size());
+  const auto add = [&](const OpenRange& range) {
+    starts.push_back(range.start_ns);
+    ends.push_back(range.end_ns);
+  };
+  if (std::is_sorted(ranges_.begin(), ranges_.end(), earlier)) {
+    for (const OpenRange& range : ranges_) add(range);
+  } else {
+    for (const OpenRange& range : ranges_) sorted.push_back(&range);
+    std::sort(sorted.begin(), sorted.end(), [&](const OpenRange* a, const OpenRange* b) { return earlier(*a, *b); });
+    for (const OpenRange* range : sorted) add(*range);
   }
+  const auto by_start = [&](std::size_t i) -> const OpenRange& { return sorted.empty() ? ranges_[i] : *sorted[i]; };
   const OpenRangeSearch search(std::move(ends));
+  std::size_t after = 0;  // the last launch's first range starting after it
   while (unclaimed_order_.size() > keep) {
     const std::uint32_t id = unclaimed_order_.front();
     unclaimed_order_.pop_front();
     Unclaimed work;
     if (!unclaimed_.Take(id, &work)) continue;  // claimed through its external correlation since
     if (work.launch_ns < 0) continue;
-    const auto candidate = std::upper_bound(starts.begin(), starts.end(), work.launch_ns);
-    const std::ptrdiff_t open =
-        search.LastOpenBefore(static_cast<std::size_t>(candidate - starts.begin()), work.launch_ns);
+    after = FirstAfter(starts, work.launch_ns, after);
+    const std::ptrdiff_t open = search.LastOpenBefore(after, work.launch_ns);
     if (open < 0) continue;
-    const OpenRange* innermost = by_start[static_cast<std::size_t>(open)];
-    auto& [name, annotation] = *innermost->name;
+    auto& [name, annotation] = *by_start(static_cast<std::size_t>(open)).name;
     if (annotation == nullptr) annotation = &annotations_[name];
     AddAnnotationTime(annotation, work.time_ns, work.activities);
     annotation->inferred_time_ns += work.time_ns;

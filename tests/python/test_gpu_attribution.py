@@ -110,3 +110,50 @@ def test_constant_external_correlation_columns_join_like_full_ones(tmp_path: Pat
     assert [
         (a["name"], a["gpu_time_ns"], a["inferred_activities"]) for a in compact["gpu"]["per_annotation"]
     ] == [("forward", 8 * MS, 0)]
+
+
+def test_inferred_attribution_matches_a_brute_force_search(tmp_path: Path) -> None:
+    """Random overlapping ranges and launches out of time order: each kernel goes to the
+    last range by (start, depth) that starts at or before its launch and ends after it."""
+    random = __import__("random").Random(5)
+    starts = random.sample(range(0, 4_000_000, 7), 400)
+    ranges = [
+        (T0 + s, random.choice([3_000, 40_000, 900_000]), f"r{k}", MAIN, random.randrange(4))
+        for k, s in enumerate(starts)
+    ]
+    launches = [T0 + random.randrange(-100_000, 5_000_000) for _ in range(600)]
+    frame = st.pb().Frame(sequence=0)
+    frame.strings.append(b"")
+    st.add_annotations(frame, ranges)
+    st.add_api_calls(frame, [(t, 1_000, "cudaLaunchKernel", AUTOGRAD, i + 1) for i, t in enumerate(launches)])
+    # GPU rows in another order than their launches.
+    st.add_gpu_activities(
+        frame,
+        [
+            {
+                "start": T0 + 6_000_000 + random.randrange(10**6),
+                "dur": 10 + i,
+                "name": "k",
+                "correlation_id": i + 1,
+            }
+            for i in range(600)
+        ],
+    )
+    footer = st.pb().Footer(frames_written=1)
+    footer.stop.monotonic_ns = T0 + 10 * MS
+    st.write_trace(tmp_path / "rank0.smprof", st.header(monotonic_ns=T0, pid=5), [frame], footer)
+
+    expected: dict[str, list[int]] = {}
+    by_start = sorted(ranges, key=lambda r: (r[0], r[4]))
+    for i, t in enumerate(launches):
+        open_ranges = [r for r in by_start if r[0] <= t < r[0] + r[1]]
+        if open_ranges:
+            totals = expected.setdefault(open_ranges[-1][2], [0, 0])
+            totals[0] += 10 + i
+            totals[1] += 1
+    gpu = analysis.summarize(tmp_path)["gpu"]
+    inferred = {
+        a["name"]: [a["inferred_gpu_time_ns"], a["inferred_activities"]] for a in gpu["per_annotation"]
+    }
+    assert len(expected) > 50
+    assert inferred == expected
