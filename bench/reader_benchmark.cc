@@ -123,7 +123,8 @@ class Stopwatch {
 };
 
 // Read + decode the tables the summary uses with FrameRows: the floor for the summary.
-std::int64_t ReadRows(const std::string& path) {
+// (Not inlined: callgrind then counts it apart, docs/BENCHMARKS.md section 10.)
+[[gnu::noinline]] std::int64_t ReadRows(const std::string& path) {
   std::unique_ptr<TraceReader> reader;
   if (!TraceReader::Open(path, &reader).ok()) std::abort();
   smprof::internal::FrameRows rows;
@@ -133,7 +134,7 @@ std::int64_t ReadRows(const std::string& path) {
 }
 
 // The same through protobuf's parse and Decode*(), as the exporters read.
-std::int64_t ReadMessages(const std::string& path) {
+[[gnu::noinline]] std::int64_t ReadMessages(const std::string& path) {
   std::unique_ptr<TraceReader> reader;
   if (!TraceReader::Open(path, &reader).ok()) std::abort();
   trace::Frame frame;
