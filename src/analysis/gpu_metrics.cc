@@ -27,51 +27,6 @@ std::size_t MemoryOpIndex(const internal::GpuActivityRow& row) {
   }
 }
 
-// Searches a list of ranges sorted by start backwards for the last one not
-// yet ended at t. Each range links to the nearest earlier one that ends
-// later: every range in between ends no later than it, so when it has ended
-// by t they have too, and the search jumps over them (a launch outside every
-// range costs a few jumps, not a walk back over every range).
-class OpenRangeSearch {
- public:
-  explicit OpenRangeSearch(std::vector<std::int64_t> ends) : ends_(std::move(ends)), earlier_later_end_(ends_.size()) {
-    std::vector<std::ptrdiff_t> later_ends;  // indices whose ends decrease, the last i's candidates
-    for (std::size_t i = 0; i < ends_.size(); ++i) {
-      while (!later_ends.empty() && ends_[static_cast<std::size_t>(later_ends.back())] <= ends_[i])
-        later_ends.pop_back();
-      earlier_later_end_[i] = later_ends.empty() ? -1 : later_ends.back();
-      later_ends.push_back(static_cast<std::ptrdiff_t>(i));
-    }
-  }
-
-  // The last index before `end` whose range ends after t; -1 if none.
-  std::ptrdiff_t LastOpenBefore(std::size_t end, std::int64_t t) const {
-    auto i = static_cast<std::ptrdiff_t>(end) - 1;
-    while (i >= 0 && ends_[static_cast<std::size_t>(i)] <= t) i = earlier_later_end_[static_cast<std::size_t>(i)];
-    return i;
-  }
-
- private:
-  std::vector<std::int64_t> ends_;
-  std::vector<std::ptrdiff_t> earlier_later_end_;  // the nearest earlier index with a later end, or -1
-};
-
-// The first index of the sorted `values` holding a value after t (as
-// std::upper_bound), galloping from `hint`, the previous answer: launches
-// come about in time order, so the answer is usually a few steps on.
-std::size_t FirstAfter(const std::vector<std::int64_t>& values, std::int64_t t, std::size_t hint) {
-  hint = std::min(hint, values.size());
-  if (hint > 0 && values[hint - 1] > t) {
-    return static_cast<std::size_t>(
-        std::upper_bound(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(hint), t) - values.begin());
-  }
-  std::size_t step = 1;
-  while (hint + step <= values.size() && values[hint + step - 1] <= t) step *= 2;
-  const auto last = values.begin() + static_cast<std::ptrdiff_t>(std::min(hint + step, values.size()));
-  return static_cast<std::size_t>(std::upper_bound(values.begin() + static_cast<std::ptrdiff_t>(hint), last, t) -
-                                  values.begin());
-}
-
 double Share(std::int64_t part, std::int64_t total) {
   return total > 0 ? static_cast<double>(part) / static_cast<double>(total) : 0.0;
 }
@@ -204,32 +159,22 @@ void GpuMetrics::InferAttribution(std::size_t keep) {
     return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.depth < b.depth;
   };
   std::vector<const OpenRange*> sorted;  // by start, when ranges_ are not
-  std::vector<std::int64_t> starts;
-  std::vector<std::int64_t> ends;
-  starts.reserve(ranges_.size());
-  ends.reserve(ranges_.size());
-  const auto add = [&](const OpenRange& range) {
-    starts.push_back(range.start_ns);
-    ends.push_back(range.end_ns);
-  };
+  range_search_.Clear();
   if (std::is_sorted(ranges_.begin(), ranges_.end(), earlier)) {
-    for (const OpenRange& range : ranges_) add(range);
+    for (const OpenRange& range : ranges_) range_search_.Add(range.start_ns, range.end_ns);
   } else {
     for (const OpenRange& range : ranges_) sorted.push_back(&range);
     std::sort(sorted.begin(), sorted.end(), [&](const OpenRange* a, const OpenRange* b) { return earlier(*a, *b); });
-    for (const OpenRange* range : sorted) add(*range);
+    for (const OpenRange* range : sorted) range_search_.Add(range->start_ns, range->end_ns);
   }
   const auto by_start = [&](std::size_t i) -> const OpenRange& { return sorted.empty() ? ranges_[i] : *sorted[i]; };
-  const OpenRangeSearch search(std::move(ends));
-  std::size_t after = 0;  // the last launch's first range starting after it
   while (unclaimed_order_.size() > keep) {
     const std::uint32_t id = unclaimed_order_.front();
     unclaimed_order_.pop_front();
     Unclaimed work;
     if (!unclaimed_.Take(id, &work)) continue;  // claimed through its external correlation since
     if (work.launch_ns < 0) continue;
-    after = FirstAfter(starts, work.launch_ns, after);
-    const std::ptrdiff_t open = search.LastOpenBefore(after, work.launch_ns);
+    const std::ptrdiff_t open = range_search_.LastOpenAt(work.launch_ns);
     if (open < 0) continue;
     auto& [name, annotation] = *by_start(static_cast<std::size_t>(open)).name;
     if (annotation == nullptr) annotation = &annotations_[name];

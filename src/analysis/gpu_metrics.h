@@ -24,6 +24,7 @@
 #include "analysis/job_reader.h"
 #include "analysis/json_writer.h"
 #include "analysis/log_histogram.h"
+#include "analysis/open_range_search.h"
 #include "analysis/stats_json.h"
 #include "analysis/summary_options.h"
 #include "analysis/time_buckets.h"
@@ -123,6 +124,7 @@ class GpuMetrics {
   FlatIdMap<Unclaimed> unclaimed_;
   std::deque<std::uint32_t> unclaimed_order_;
   std::deque<OpenRange> ranges_;                                 // in arrival (about end) order, bounded
+  OpenRangeSearch range_search_;                                 // ranges_ by start, for InferAttribution
   std::unordered_map<std::string, AnnotationGpu*> range_names_;  // the names ranges_ point to
   std::vector<RangeName*> frame_range_names_;                    // by index in the frame's strings, for one frame
   std::uint64_t evicted_correlations_ = 0;

@@ -16,6 +16,7 @@
 #include "analysis/flat_id_map.h"
 #include "analysis/interval_union.h"
 #include "analysis/log_histogram.h"
+#include "analysis/open_range_search.h"
 #include "analysis/time_buckets.h"
 
 namespace smprof::analysis {
@@ -203,6 +204,32 @@ TEST(FlatIdMap, BehavesAsAnUnorderedMapThroughGrowthAndDeletions) {
       map.Clear();
       reference.clear();
       ASSERT_EQ(map.Find(id), nullptr);
+    }
+  }
+}
+
+TEST(OpenRangeSearch, FindsTheLastRangeOpenAtEachTimeAsAScanWould) {
+  std::mt19937_64 random(3);
+  OpenRangeSearch search;
+  for (int trial = 0; trial < 20; ++trial) {
+    std::vector<std::pair<std::int64_t, std::int64_t>> ranges;  // (start, end), in start order
+    std::int64_t start = 0;
+    for (int i = 0; i < 2000; ++i) {
+      start += static_cast<std::int64_t>(random() % 50);
+      const std::int64_t lengths[] = {5, 60, 3000, 100000};
+      ranges.emplace_back(start, start + static_cast<std::int64_t>(random() % lengths[random() % 4]));
+    }
+    search.Clear();  // reused: nothing of the previous trial remains
+    for (const auto& [s, e] : ranges) search.Add(s, e);
+    for (int query = 0; query < 3000; ++query) {
+      // Mostly increasing times (launches), some jumps back.
+      const std::int64_t t =
+          query % 7 == 0 ? static_cast<std::int64_t>(random() % (start + 200)) - 100 : query * start / 3000;
+      std::ptrdiff_t expected = -1;
+      for (std::size_t i = 0; i < ranges.size() && ranges[i].first <= t; ++i) {
+        if (ranges[i].second > t) expected = static_cast<std::ptrdiff_t>(i);
+      }
+      ASSERT_EQ(search.LastOpenAt(t), expected) << "trial " << trial << " t " << t;
     }
   }
 }
