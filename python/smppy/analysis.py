@@ -1,14 +1,17 @@
 """The analysis of a job's traces: ``summarize(path)`` (the summary dict of
-docs/ANALYSIS.md, computed by the C++ aggregators in src/analysis/) and
-``load(path)`` (tables of kernels, copies, annotations, steps, counters and API
-calls for notebooks: pandas DataFrames when pandas is installed, else dicts of
-column lists)."""
+docs/ANALYSIS.md, computed by the C++ aggregators in src/analysis/), the same
+summary in parts that can be computed anywhere and merged (``job_streams``,
+``partial_summary``, ``merge_partial_summaries``, ``summary_from_partial``)
+and ``load(path)`` (tables of kernels, copies, annotations, steps, counters and
+API calls for notebooks: pandas DataFrames when pandas is installed, else dicts
+of column lists)."""
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from smppy import _smppy
@@ -16,6 +19,11 @@ from smppy import _smppy
 DEFAULT_STEP_PATTERN: str = _smppy.DEFAULT_STEP_PATTERN
 
 Progress = Callable[[int, int], None]
+
+# One process stream of a job: ``host``, ``rank``, ``pid``, ``session_index``,
+# ``worker_of_pid``, ``files`` (paths in file_index order), ``bytes``,
+# ``origin_ns`` (the job's earliest start); picklable (it travels as bytes).
+ProcessStream = _smppy.ProcessStream
 
 
 def _paths(path: str | os.PathLike[str] | list[str | os.PathLike[str]]) -> list[str]:
@@ -50,6 +58,60 @@ def summarize(
         reorder_window_ns=reorder_window_ns,
         progress=progress,
     )
+    return json.loads(text.decode("utf-8", errors="replace"))
+
+
+@dataclass(frozen=True)
+class JobStreams:
+    """The trace files of a job grouped into process streams (the files of
+    one process session, rotated ones in order), as the summary reads them;
+    ``warnings`` names the files skipped (headers that could not be read)."""
+
+    streams: list[ProcessStream]
+    warnings: list[str]
+
+
+def job_streams(path: str | os.PathLike[str] | list[str | os.PathLike[str]]) -> JobStreams:
+    """The process streams of every trace file under ``path`` (a file, a directory searched
+    recursively, or a list of them), sorted by host, rank, pid and session."""
+    streams, warnings = _smppy.job_streams(_paths(path))
+    return JobStreams(streams, warnings)
+
+
+def partial_summary(
+    streams: ProcessStream | Sequence[ProcessStream],
+    *,
+    step_pattern: str | None = None,
+    top_k: int = 15,
+    max_buckets: int = 200,
+    reorder_window_ns: int = 5_000_000_000,
+    progress: Progress | None = None,
+) -> bytes:
+    """The summary of some process streams of one job (from ``job_streams``) as a partial
+    summary: compact versioned bytes that ``merge_partial_summaries`` merges in any order
+    and grouping. The options are ``summarize``'s; partials merge only with partials of
+    the same options."""
+    items = [streams] if isinstance(streams, ProcessStream) else list(streams)
+    return _smppy.partial_summary(
+        items,
+        step_pattern=step_pattern or "",
+        top_k=top_k,
+        max_buckets=max_buckets,
+        reorder_window_ns=reorder_window_ns,
+        progress=progress,
+    )
+
+
+def merge_partial_summaries(partials: Iterable[bytes]) -> bytes:
+    """One partial summary holding every stream of ``partials`` (at least one). Raises
+    ValueError for damaged bytes, partials of other options or jobs, or a stream in two."""
+    return _smppy.merge_partial_summaries(list(partials))
+
+
+def summary_from_partial(partial: bytes, warnings: Sequence[str] = ()) -> dict[str, Any]:
+    """The summary dict of a partial summary: for the partials of every stream of a job,
+    merged, exactly ``summarize``'s. ``warnings``: the job's ``JobStreams.warnings``."""
+    text = _smppy.summary_from_partial(partial, list(warnings))
     return json.loads(text.decode("utf-8", errors="replace"))
 
 
