@@ -28,6 +28,7 @@ from report_benchmark import write_job
 from smppy import _smppy
 
 RANKS = 8
+WIDTH = (10, 8, 9, 10, 6, 14, 10, 7, 12, 16, 10, 9)  # of the printed columns
 
 
 def _cpu(fn, *args):
@@ -59,14 +60,11 @@ def main() -> None:
     args = parser.parse_args()
     sizes = (112_000, 448_000) if args.quick else (1_120_000, 4_480_000)
     repeat = args.repeat or (1 if args.quick else 3)
-    print(
-        f"machine: {os.cpu_count()} cpus, load {os.getloadavg()[0]:.1f}; {RANKS} ranks; {repeat} run(s); CPU seconds"
-    )
-    print(
-        f"{'events':>10} {'trace MB':>8} {'direct s':>9} {'partials s':>10} {'ratio':>6} {'of which: list':>14}"
-        f" {'per stream':>10} {'merge':>7} {'from partial':>12} {'partial B/stream':>16} {'B/trace MB':>10}"
-        f" {'merged B':>9}"
-    )
+    load = os.getloadavg()[0]
+    print(f"machine: {os.cpu_count()} cpus, load {load:.1f}; {RANKS} ranks; {repeat} run(s); CPU seconds")
+    columns = ("events", "trace MB", "direct s", "partials s", "ratio", "of which: list", "per stream")
+    columns += ("merge", "from partial", "partial B/stream", "B/trace MB", "merged B")
+    print(" ".join(f"{c:>{WIDTH[i]}}" for i, c in enumerate(columns)))
     with tempfile.TemporaryDirectory(prefix="smprof-partial-bench-") as tmp:
         for wanted in sizes:
             job = Path(tmp) / f"job-{wanted}"
@@ -85,12 +83,21 @@ def main() -> None:
             part = {k: statistics.median(r[k] for r in partial_runs) for k in partial_runs[0]}
             total = sum(part.values())
             per_stream = statistics.median(sizes_b)
-            print(
-                f"{events:>10,} {trace_bytes / 1e6:>8.1f} {direct_s:>9.3f} {total:>10.3f} {total / direct_s:>6.2f}"
-                f" {part['job_streams']:>14.4f} {part['partial_summary'] / RANKS:>10.4f} {part['merge']:>7.4f}"
-                f" {part['summary_from_partial']:>12.4f} {per_stream:>16,.0f}"
-                f" {per_stream / (trace_bytes / RANKS / 1e6):>10,.0f} {merged_b:>9,}"
+            cells = (
+                f"{events:,}",
+                f"{trace_bytes / 1e6:.1f}",
+                f"{direct_s:.3f}",
+                f"{total:.3f}",
+                f"{total / direct_s:.2f}",
+                f"{part['job_streams']:.4f}",
+                f"{part['partial_summary'] / RANKS:.4f}",
+                f"{part['merge']:.4f}",
+                f"{part['summary_from_partial']:.4f}",
+                f"{per_stream:,.0f}",
+                f"{per_stream / (trace_bytes / RANKS / 1e6):,.0f}",
+                f"{merged_b:,}",
             )
+            print(" ".join(f"{c:>{WIDTH[i]}}" for i, c in enumerate(cells)))
 
 
 if __name__ == "__main__":
