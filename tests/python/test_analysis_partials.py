@@ -144,6 +144,15 @@ def test_the_python_api_gives_summarize_s_dict(job: Path) -> None:
     assert analysis.summary_from_partial(merged, streams.warnings) == analysis.summarize(job, top_k=4)
 
 
+def test_progress_counts_the_bytes_of_the_streams_read(job: Path) -> None:
+    streams = analysis.job_streams(job).streams[:3]
+    calls: list[tuple[int, int]] = []
+    analysis.partial_summary(streams, progress=lambda done, total: calls.append((done, total)))
+    total = sum(s.bytes for s in streams)
+    assert calls[-1] == (total, total)
+    assert all(t == total for _, t in calls) and [d for d, _ in calls] == sorted(d for d, _ in calls)
+
+
 def test_a_stream_pickles_and_summarizes_the_same_elsewhere(job: Path) -> None:
     stream = analysis.job_streams(job).streams[2]
     copy = pickle.loads(pickle.dumps(stream))
