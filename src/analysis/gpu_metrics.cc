@@ -324,7 +324,7 @@ void GpuMetrics::Save(PartialEncoder& out) const {
     out.Uint(s->device_info.size());
     for (const auto& [id, info] : s->device_info) {
       out.Uint(id);
-      out.String(info.SerializeAsString());
+      out.Message(info);
     }
   }
 }
@@ -360,9 +360,7 @@ void GpuMetrics::MergeFrom(PartialDecoder& in) {
     }
     for (std::size_t infos = in.Count(); infos > 0; --infos) {
       const auto id = static_cast<std::uint32_t>(in.Uint());
-      if (!s->device_info[id].ParseFromString(in.String())) {
-        throw std::invalid_argument("partial summary damaged: a GPU device that does not parse");
-      }
+      in.Message(&s->device_info[id]);
     }
     streams_.push_back(std::move(s));
   }

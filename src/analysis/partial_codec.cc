@@ -1,5 +1,9 @@
 #include "analysis/partial_codec.h"
 
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <google/protobuf/message_lite.h>
+
 #include <cstring>
 
 namespace smprof::analysis {
@@ -26,6 +30,17 @@ void PartialEncoder::Double(double value) {
 void PartialEncoder::String(std::string_view value) {
   Uint(value.size());
   bytes_.append(value.data(), value.size());
+}
+
+void PartialEncoder::Message(const google::protobuf::MessageLite& message) {
+  std::string serialized;
+  {
+    google::protobuf::io::StringOutputStream stream(&serialized);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    message.SerializeToCodedStream(&coded);
+  }
+  String(serialized);
 }
 
 void PartialDecoder::Fail(const char* what) const {
@@ -63,6 +78,10 @@ std::string PartialDecoder::String() {
   std::string value(bytes_.substr(position_, size));
   position_ += size;
   return value;
+}
+
+void PartialDecoder::Message(google::protobuf::MessageLite* message) {
+  if (!message->ParseFromString(String())) Fail("a protobuf message that does not parse");
 }
 
 std::size_t PartialDecoder::Count() {

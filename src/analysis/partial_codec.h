@@ -3,7 +3,7 @@
 // field by field in a fixed order (Save) and reads it back in the same order
 // (Load): unsigned integers as LEB128 varints, signed ones zigzag-encoded,
 // doubles as their 8 bytes (so sums come back bit for bit), strings and
-// nested messages length-prefixed. The decoder throws
+// protobuf messages (headers, devices) length-prefixed. The decoder throws
 // std::invalid_argument on bytes that end early or do not parse.
 #pragma once
 
@@ -11,6 +11,10 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+
+namespace google::protobuf {
+class MessageLite;
+}
 
 namespace smprof::analysis {
 
@@ -21,6 +25,9 @@ class PartialEncoder {
   void Double(double value);
   void Bool(bool value) { Uint(value ? 1 : 0); }
   void String(std::string_view value);
+  // Length-prefixed, serialized deterministically (map fields sorted), so the
+  // same state is the same bytes.
+  void Message(const google::protobuf::MessageLite& message);
 
   const std::string& bytes() const { return bytes_; }
   std::string Take() { return std::move(bytes_); }
@@ -38,6 +45,7 @@ class PartialDecoder {
   double Double();
   bool Bool() { return Uint() != 0; }
   std::string String();
+  void Message(google::protobuf::MessageLite* message);
   // A count of items that follow, each at least one byte long: larger than
   // what is left means damaged bytes, not a request to allocate.
   std::size_t Count();

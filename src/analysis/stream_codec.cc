@@ -15,7 +15,7 @@ void SaveStream(const ProcessStream& stream, PartialEncoder& out) {
     out.String(file.path);
     out.Uint(file.bytes);
     out.Int(file.wall_offset_ns);
-    out.String(file.header.SerializeAsString());
+    out.Message(file.header);
   }
 }
 
@@ -32,9 +32,7 @@ ProcessStream RestoreStream(PartialDecoder& in) {
     file.path = in.String();
     file.bytes = in.Uint();
     file.wall_offset_ns = in.Int();
-    if (!file.header.ParseFromString(in.String())) {
-      throw std::invalid_argument("partial summary damaged: a file header that does not parse");
-    }
+    in.Message(&file.header);
   }
   return stream;
 }

@@ -145,7 +145,7 @@ void SummaryBuilder::Save(PartialEncoder& out) const {
   out.Uint(drops_.open_ranges);
   out.Uint(drops_.gpu);
   out.Uint(drops_.cupti);
-  out.String(drops_.gpu_collection.SerializeAsString());
+  out.Message(drops_.gpu_collection);
   out.Uint(drops_.lost_to_write_errors);
   out.Uint(processes_with_foreign_client_);
   annotations_.Save(out);
@@ -182,9 +182,7 @@ void SummaryBuilder::MergeFrom(PartialDecoder& in) {
   drops_.gpu += in.Uint();
   drops_.cupti += in.Uint();
   trace::GpuCollectionReport gpu_collection;
-  if (!gpu_collection.ParseFromString(in.String())) {
-    throw std::invalid_argument("partial summary damaged: GPU collection counts that do not parse");
-  }
+  in.Message(&gpu_collection);
   AddGpuCollection(gpu_collection, &drops_.gpu_collection);
   drops_.lost_to_write_errors += in.Uint();
   processes_with_foreign_client_ += in.Uint();
