@@ -112,6 +112,8 @@ def _summary(location: str, step_pattern: str | None) -> dict[str, Any]:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
+    if args.top < 1:
+        raise ValueError(f"--top must be at least 1, not {args.top}")
     a = _summary(args.run_a, args.step_pattern)
     b = _summary(args.run_b, args.step_pattern)
     d = diff_summaries(a, b, a_location=args.run_a, b_location=args.run_b)

@@ -17,6 +17,7 @@ from conftest import ANNOTATED_STEP, run_python
 from smppy import analysis
 from smppy.diagnose import Finding
 from smppy.diff import OTHER_KERNELS, diff_summaries
+from smppy.report.comparison import write_comparison
 from test_report import XSS_IMG, browser, open_report, panel_states  # noqa: F401  (browser: a fixture)
 
 torch = pytest.importorskip("torch")
@@ -99,7 +100,7 @@ def test_the_slowed_phase_is_the_largest_change(runs: tuple[Path, Path]) -> None
     # The steps contain the slowed phase: both grew by the same sleeps, more than anything else.
     assert set(names[:2]) == {"step", SLOW_PHASE}, names
     augment = next(r for r in d["annotations"] if r["name"] == SLOW_PHASE)
-    assert augment["change_ns"] >= STEPS * 40_000_000
+    assert augment["b_ns"] >= STEPS * 40_000_000 and augment["change_ns"] > 0
     assert augment["count_a"] == augment["count_b"] == STEPS
     new = next(r for r in d["annotations"] if r["name"] == XSS_IMG)
     gone = next(r for r in d["annotations"] if r["name"] == "Log")
@@ -267,3 +268,27 @@ def test_comparison_page_draws_offline_with_names_as_text(
         "return document.querySelector('section[data-panel=annotations] .js-plotly-plot').data[0].y"
     )
     assert bars[-1] in ("1. step", f"1. {SLOW_PHASE}")  # the largest change is drawn on top
+
+
+def test_comparison_page_lists_the_findings_of_both_runs(
+    browser: Any,  # noqa: F811
+    runs: tuple[Path, Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(
+        sys.modules, "smppy.diagnose.test_augment", types.SimpleNamespace(detect=_augment_detector)
+    )
+    monkeypatch.setattr("smppy.diagnose._DETECTOR_MODULES", ("test_augment",))
+    page = write_comparison(diff_summaries(*summaries(runs)), tmp_path / "diff.html")
+    open_report(browser, page)
+    assert panel_states(browser)["findings"] == "plot"
+    rows = browser.execute_script(
+        "return [...document.querySelectorAll('section[data-panel=findings] tbody tr')]"
+        ".map((tr) => [0, 1, 5].map((i) => tr.cells[i].textContent))"
+    )
+    assert sorted(rows) == [
+        ["fast_augment: Augment is fast", "A only", "keep it"],
+        ["slow_augment: Augment sleeps", "B only", "do not sleep"],
+        ["steps: every step", "both", "none"],
+    ]
