@@ -13,14 +13,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import s3_server as fixtures
 from conftest import ANNOTATED_STEP, run_python
-from smppy import analysis
+from s3_server import S3Server
+from smppy import analysis, cli
 from smppy.diagnose import Finding
 from smppy.diff import OTHER_KERNELS, diff_summaries
 from smppy.report.comparison import write_comparison
 from test_report import XSS_IMG, browser, open_report, panel_states  # noqa: F401  (browser: a fixture)
 
 torch = pytest.importorskip("torch")
+
+# The loopback S3 server (tests/python/s3_server.py), as a fixture of this module.
+_module_s3_server = fixtures._module_s3_server
+s3_server = fixtures.s3_server
 
 STEPS = 8
 SLOW_PHASE = "Augment"
@@ -292,3 +298,18 @@ def test_comparison_page_lists_the_findings_of_both_runs(
         ["slow_augment: Augment sleeps", "B only", "do not sleep"],
         ["steps: every step", "both", "none"],
     ]
+
+
+def test_a_baseline_on_s3_is_compared_like_a_directory(
+    s3_server: S3Server, runs: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    client = s3_server.client()
+    client.create_bucket(Bucket="baselines")
+    for file in runs[0].iterdir():
+        client.upload_file(str(file), "baselines", f"train/{file.name}")
+    assert cli.main(["diff", "s3://baselines/train", str(runs[1]), "--json", "--fail-if-slower", "5%"]) == 1
+    from_s3 = json.loads(capsys.readouterr().out)
+    assert from_s3["a"]["location"] == "s3://baselines/train"
+    local = diff_summaries(*summaries(runs))
+    assert from_s3["headline"] == local["headline"]
+    assert [r["name"] for r in from_s3["annotations"]] == [r["name"] for r in local["annotations"]]
