@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 import s3_server as fixtures
-from conftest import ANNOTATED_STEP, run_python
+from conftest import ANNOTATED_STEP, EXAMPLE_STEPS, run_python
 from s3_server import S3Server
 from smppy import analysis, cli
 from smppy.diagnose import Finding
@@ -313,3 +313,15 @@ def test_a_baseline_on_s3_is_compared_like_a_directory(
     local = diff_summaries(*summaries(runs))
     assert from_s3["headline"] == local["headline"]
     assert [r["name"] for r in from_s3["annotations"]] == [r["name"] for r in local["annotations"]]
+
+
+def test_ranks_are_matched_by_rank_number(example_job: Path) -> None:
+    """The torchrun example (2 ranks) against itself: per-rank rows for both ranks, no change."""
+    s = analysis.summarize(example_job)
+    d = diff_summaries(s, s)
+    assert {r["name"] for r in d["steps"]} == {
+        f"{scope} {stat}" for scope in ("all ranks", "rank 0", "rank 1") for stat in ("mean", "p50", "p90")
+    }
+    assert {(r["count_a"], r["change_ns"]) for r in d["steps"] if r["name"].startswith("rank")} == {
+        (EXAMPLE_STEPS, 0)
+    }
