@@ -325,3 +325,20 @@ def test_ranks_are_matched_by_rank_number(example_job: Path) -> None:
     assert {(r["count_a"], r["change_ns"]) for r in d["steps"] if r["name"].startswith("rank")} == {
         (EXAMPLE_STEPS, 0)
     }
+
+
+def test_without_steps_the_gate_compares_the_span(runs: tuple[Path, Path]) -> None:
+    a, b = (str(r) for r in runs)
+    proc = smprof("diff", a, b, "--step-pattern", "no-such-step", "--fail-if-slower", "5%")
+    assert proc.returncode == 1
+    assert "smprof diff: regression: span is" in proc.stderr
+    assert "step time (by change" not in proc.stdout
+    same = smprof("diff", a, a, "--step-pattern", "no-such-step", "--fail-if-slower", "0%", "--json")
+    assert same.returncode == 0
+    assert json.loads(same.stdout)["headline"] | {"a_ns": 0, "b_ns": 0} == {
+        "name": "span",
+        "a_ns": 0,
+        "b_ns": 0,
+        "change_ns": 0,
+        "change": 0.0,
+    }
