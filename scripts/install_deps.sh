@@ -29,6 +29,8 @@ python_packages=(scikit-build-core=scikit_build_core pybind11=pybind11 cmake=cma
                  "torch==2.13.0=torch" protobuf=google.protobuf boto3=boto3 "moto[server]=moto"
                  plotly=plotly selenium=selenium  # report: plotly.js inlined; its browser tests
                  pandas=pandas  # smppy.analysis.load returns DataFrames when it is installed
+                 pyarrow=pyarrow "dask[dataframe]=dask.dataframe"  # Parquet export, load(engine="dask")
+                 duckdb=duckdb  # the Parquet export's tests read it as a user's DuckDB would
                  auditwheel=auditwheel  # checks and tags the manylinux wheel (scripts/build_wheel.sh)
                  # TensorFlow in the same process; the framework integrations' tests
                  # (smppy.keras, .lightning, .transformers) and HTA interop
