@@ -21,7 +21,7 @@ import table_job
 from conftest import REPO
 from smppy import _smppy, analysis, cli
 from smppy.analysis import TABLES
-from smppy.parquet_export import PARTITION_COLUMNS, export_parquet
+from smppy.parquet_export import PARTITION_COLUMNS, _StreamWriters, export_parquet
 
 
 def rows(frame: pd.DataFrame, columns: list[str]) -> list[tuple]:
@@ -135,6 +135,17 @@ def test_batches_are_bounded_and_in_load_order(gpu_job: tuple[Path, Path]) -> No
             assert [v for _, columns in mine for v in list(columns[column])] == values, (table, column)
     with pytest.raises(ValueError, match="batch_rows"):
         _smppy.read_table_batches([str(traces)], batch_rows=0, on_batch=print, on_stream_end=print)
+
+
+def test_a_failing_writer_stops_the_export_with_its_error(gpu_job, tmp_path: Path, monkeypatch) -> None:
+    traces, _ = gpu_job
+
+    def disk_full(self, table, stream, columns):
+        raise OSError("No space left on device")
+
+    monkeypatch.setattr(_StreamWriters, "batch", disk_full)
+    with pytest.raises(OSError, match="No space left"):
+        export_parquet(traces, tmp_path / "p")
 
 
 def test_cli_refuses_an_existing_dataset_and_timeline_options(gpu_job, tmp_path: Path, capsys) -> None:
