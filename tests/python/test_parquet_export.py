@@ -188,11 +188,13 @@ def test_spark_reads_the_layout(gpu_job: tuple[Path, Path]) -> None:
     traces, out = gpu_job
     spark = pyspark.SparkSession.builder.master("local[1]").appName("smprof-test").getOrCreate()
     try:
-        read = spark.read.parquet(str(out / "kernels")).toPandas()
+        read = {table: spark.read.parquet(str(out / table)).toPandas() for table in TABLES}
     finally:
         spark.stop()
-    expected = analysis.load(traces).kernels
-    assert rows(read, list(expected.columns)) == rows(expected, list(expected.columns))
+    loaded = analysis.load(traces)
+    for table in TABLES:
+        columns = list(loaded.table(table).columns)
+        assert rows(read[table], columns) == rows(loaded.table(table), columns), table
 
 
 def test_export_memory_does_not_grow_with_the_job() -> None:
