@@ -4,7 +4,7 @@ summary in parts that can be computed anywhere and merged (``job_streams``,
 ``partial_summary``, ``merge_partial_summaries``, ``summary_from_partial``)
 and ``load(path)`` (tables of kernels, copies, annotations, steps, counters and
 API calls for notebooks: pandas DataFrames when pandas is installed, else dicts
-of column lists)."""
+of column lists; lazy Dask DataFrames with ``engine="dask"``, ``_dask_tables.py``)."""
 
 from __future__ import annotations
 
@@ -116,22 +116,30 @@ def summary_from_partial(partial: bytes, warnings: Sequence[str] = ()) -> dict[s
 
 
 TABLES = ("annotations", "steps", "kernels", "copies", "api_calls", "counters")
+ENGINES = ("pandas", "dask")
 
 
-def _frame(columns: dict[str, list[Any]]) -> Any:
-    """A pandas DataFrame of ``columns`` when pandas is importable, else the columns."""
+def table_frame(table: str, columns: dict[str, list[Any]]) -> Any:
+    """A pandas DataFrame of ``table``'s ``columns`` when pandas is importable, else the columns. The
+    dtypes come from the table's schema (``_smppy.table_schema``), so an empty table has them too."""
     try:
         import pandas
     except ImportError:
         return columns
-    return pandas.DataFrame(columns)
+    dtypes = {"int64": "int64", "float64": "float64", "string": str}
+    return pandas.DataFrame(
+        {
+            name: pandas.Series(columns[name], dtype=dtypes[kind])
+            for name, kind in _smppy.table_schema()[table]
+        }
+    )
 
 
 class Job:
     """Every event of a job as tables (see ``load``). ``warnings`` lists the
     files read only in part and why."""
 
-    def __init__(self, tables: dict[str, dict[str, list[Any]]], warnings: list[str]) -> None:
+    def __init__(self, tables: dict[str, Any], warnings: list[str]) -> None:
         self.warnings = warnings
         self._tables = tables
 
@@ -140,7 +148,10 @@ class Job:
         if name not in self._tables:
             loaded = ", ".join(self._tables)
             raise ValueError(f"table: {name!r} not loaded; valid: {', '.join(TABLES)}; loaded: {loaded}")
-        return _frame(self._tables[name])
+        return self._make_table(name)
+
+    def _make_table(self, name: str) -> Any:
+        return table_frame(name, self._tables[name])
 
     @property
     def annotations(self) -> Any:
@@ -172,13 +183,24 @@ def load(
     *,
     step_pattern: str | None = None,
     tables: tuple[str, ...] = TABLES,
+    engine: str = "pandas",
 ) -> Job:
     """Every event under ``path`` as tables on the job's wall clock
     (docs/ANALYSIS.md lists the columns). Holds all events in memory: for
     notebooks; ``summarize`` is the bounded-memory way. ``tables`` limits what
-    is decoded and kept (e.g. ``("steps",)`` to find a step's time window)."""
+    is decoded and kept (e.g. ``("steps",)`` to find a step's time window).
+
+    ``engine="dask"``: lazy Dask DataFrames instead, one partition per process
+    stream, read only when computed (same columns and dtypes); ``warnings``
+    then lists only the files whose header is unreadable."""
     unknown = set(tables) - set(TABLES)
     if unknown:
         raise ValueError(f"tables: unknown {sorted(unknown)}; valid: {', '.join(TABLES)}")
+    if engine not in ENGINES:
+        raise ValueError(f"engine: must be one of {', '.join(ENGINES)}, got {engine!r}")
+    if engine == "dask":
+        from smppy._dask_tables import load_lazy
+
+        return load_lazy(_paths(path), step_pattern=step_pattern or "", tables=tables)
     found, warnings = _smppy.read_tables(_paths(path), step_pattern=step_pattern or "", tables=set(tables))
     return Job(found, list(warnings))

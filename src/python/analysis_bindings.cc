@@ -1,6 +1,7 @@
 #include "python/analysis_bindings.h"
 
 #include <pybind11/functional.h>
+#include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
 #include <regex>
@@ -8,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/job_reader.h"
 #include "analysis/job_summary.h"
 #include "analysis/job_tables.h"
 #include "analysis/partial_summary.h"
@@ -130,6 +132,83 @@ py::list ToList(const smprof::analysis::Column& column) {
   return py::list();
 }
 
+const char* TypeName(smprof::analysis::Column::Type type) {
+  using Type = smprof::analysis::Column::Type;
+  switch (type) {
+    case Type::kInt:
+      return "int64";
+    case Type::kDouble:
+      return "float64";
+    case Type::kString:
+      return "string";
+  }
+  return "";
+}
+
+py::dict TableSchema() {
+  py::dict out;
+  for (const auto& [name, table] : smprof::analysis::EmptyJobTables()) {
+    py::list columns;
+    for (const auto& column : table.columns()) columns.append(py::make_tuple(column.name, TypeName(column.type)));
+    out[py::str(name)] = columns;
+  }
+  return out;
+}
+
+// A batch's columns: numbers as NumPy arrays (one copy, no Python objects), strings as lists.
+py::dict BatchColumns(const smprof::analysis::ColumnTable& table) {
+  using Type = smprof::analysis::Column::Type;
+  py::dict columns;
+  for (const auto& column : table.columns()) {
+    py::object values;
+    if (column.type == Type::kInt) {
+      values = py::array_t<std::int64_t>(column.ints.size(), column.ints.data());
+    } else if (column.type == Type::kDouble) {
+      values = py::array_t<double>(column.doubles.size(), column.doubles.data());
+    } else {
+      values = ToList(column);
+    }
+    columns[py::str(column.name)] = values;
+  }
+  return columns;
+}
+
+py::dict StreamDict(const smprof::analysis::ProcessStream& stream) {
+  py::dict out;
+  out["host"] = Text(stream.host);
+  out["rank"] = stream.rank;
+  out["pid"] = stream.pid;
+  out["session_index"] = stream.session_index;
+  py::list files;
+  for (const auto& file : stream.files) files.append(file.path);
+  out["files"] = files;
+  return out;
+}
+
+std::vector<std::string> ReadTableBatches(const std::vector<std::string>& paths, const std::string& step_pattern,
+                                          const std::set<std::string>& tables_wanted, std::size_t batch_rows,
+                                          const py::function& on_batch, const py::function& on_stream_end) {
+  const std::string pattern = step_pattern.empty() ? smprof::analysis::kDefaultStepPattern : step_pattern;
+  if (batch_rows == 0) throw py::value_error("batch_rows: must be >= 1");
+  const auto batch = [&on_batch](const std::string& table, const smprof::analysis::ProcessStream& stream,
+                                 const smprof::analysis::ColumnTable& rows) {
+    py::gil_scoped_acquire gil;
+    on_batch(table, StreamDict(stream), BatchColumns(rows));
+  };
+  const auto stream_end = [&on_stream_end](const smprof::analysis::ProcessStream& stream) {
+    py::gil_scoped_acquire gil;
+    on_stream_end(StreamDict(stream));
+  };
+  std::vector<std::string> warnings;
+  try {
+    py::gil_scoped_release release;
+    smprof::analysis::ReadJobTableBatches(paths, pattern, tables_wanted, batch_rows, batch, stream_end, &warnings);
+  } catch (const std::regex_error& e) {
+    throw py::value_error("step_pattern: not a valid regular expression (" + std::string(e.what()) + "): " + pattern);
+  }
+  return warnings;
+}
+
 py::tuple ReadTables(const std::vector<std::string>& paths, const std::string& step_pattern,
                      const std::set<std::string>& tables_wanted) {
   const std::string pattern = step_pattern.empty() ? smprof::analysis::kDefaultStepPattern : step_pattern;
@@ -163,10 +242,18 @@ void BindAnalysis(py::module_& m) {
         "(tables, warnings): every event under `paths` as column lists by table name (only those in "
         "`tables`, when given) "
         "(docs/ANALYSIS.md), and the damaged files' warnings.");
+  m.def("table_schema", &TableSchema,
+        "{table: [(column, 'int64' | 'float64' | 'string')]}: the columns of read_tables, in order.");
+  m.def("read_table_batches", &ReadTableBatches, py::arg("paths"), py::arg("step_pattern") = "",
+        py::arg("tables") = std::set<std::string>(), py::arg("batch_rows") = 65536, py::arg("on_batch"),
+        py::arg("on_stream_end"),
+        "The rows of read_tables streamed in batches: on_batch(table, stream, columns) with at most "
+        "`batch_rows` rows of one process stream (numbers as NumPy arrays, strings as lists), "
+        "on_stream_end(stream) after a stream's last batch; returns the damaged files' warnings.");
   py::class_<JobStream>(m, "ProcessStream",
                         "One process stream of a job (its files, as smprof groups them), for partial_summary; "
                         "pickles to bytes.")
-      .def_property_readonly("host", [](const JobStream& s) { return s.stream.host; })
+      .def_property_readonly("host", [](const JobStream& s) { return Text(s.stream.host); })
       .def_property_readonly("rank", [](const JobStream& s) { return s.stream.rank; })
       .def_property_readonly("pid", [](const JobStream& s) { return s.stream.pid; })
       .def_property_readonly("session_index", [](const JobStream& s) { return s.stream.session_index; })
@@ -192,8 +279,8 @@ void BindAnalysis(py::module_& m) {
             return s;
           }));
   m.def("job_streams", &JobStreams, py::arg("paths"),
-        "(streams, warnings): the trace files under `paths` grouped into process streams as the summary reads "
-        "them, and the files skipped (unreadable headers).");
+        "(streams, warnings): the trace files under `paths` grouped into process streams (ProcessStream), in "
+        "reading order, and the files skipped (unreadable headers); only the headers are read.");
   m.def("partial_summary", &PartialSummary, py::arg("streams"), py::arg("step_pattern") = "", py::arg("top_k") = 15,
         py::arg("max_buckets") = 200, py::arg("reorder_window_ns") = SummaryOptions().reorder_window_ns,
         py::arg("progress") = py::none(), "The partial summary (bytes) of some process streams of one job.");
