@@ -10,7 +10,7 @@ import warnings
 from collections.abc import Mapping
 from typing import Any
 
-from smppy import _smppy
+from smppy import _clock_alignment, _smppy
 from smppy._foreign_profilers import foreign_profiler_warning
 from smppy._schedule import SCHEDULE_KEYS, ProfilerAction, Schedule
 
@@ -158,6 +158,8 @@ class SMProfiler:
             self._auto_steps = False
             self._manual_steps = False
             self._action = ProfilerAction.NONE
+            if _smppy.is_profiling():
+                _clock_alignment.align_automatically("stop")
             message = _smppy.stop() if (_smppy.is_profiling() or not was_armed) else None
         if message is not None:
             warnings.warn(f"stop_profiling: {message}", RuntimeWarning, stacklevel=2)
@@ -272,6 +274,7 @@ class SMProfiler:
             previous is not ProfilerAction.NONE and self._action is ProfilerAction.NONE
         ):
             if _smppy.is_profiling():
+                _clock_alignment.align_automatically("stop")
                 _smppy.stop()
             previous = ProfilerAction.NONE
         if previous is ProfilerAction.NONE and self._action is not ProfilerAction.NONE:
@@ -300,7 +303,10 @@ class SMProfiler:
             from smppy import _background_upload
 
             _background_upload.ensure(upload_uri)
-        return _smppy.start(_encoded(self._config))
+        message = _smppy.start(_encoded(self._config))
+        if message is None:
+            _clock_alignment.align_automatically("start")
+        return message
 
 
 def _schedule_from(config: Mapping[str, str]) -> Schedule:
