@@ -7,13 +7,12 @@ import json
 import os
 import subprocess
 import sys
-import textwrap
 import threading
 from pathlib import Path
 
 import pytest
 import smppy
-from conftest import start_session
+from conftest import REPO, start_session
 from smppy import analysis
 from smppy.trace import RankTrace, find_trace_files, open_trace
 
@@ -102,45 +101,16 @@ def test_no_session_or_one_rank_records_nothing(trace_dir: Path) -> None:
     assert footer_rounds(trace_dir) == []
 
 
-# Two gloo ranks on the CPU; rank 1's realtime clock reads SHIFT_NS late
-# (SMPROF_TEST_REALTIME_SHIFT_NS, read by the clock anchor at the first session).
+# Rank 1's realtime clock reads SHIFT_NS off rank 0's (bench/shifted_clock_job.py).
 SHIFT_NS = -(3600 * 10**9 + 123_456_789)
-SHIFTED_JOB = textwrap.dedent(
-    """\
-    import os, sys
-    import torch, torch.distributed as dist
-    if os.environ["RANK"] == "1":
-        os.environ["SMPROF_TEST_REALTIME_SHIFT_NS"] = sys.argv[2]
-    import smppy
-    dist.init_process_group("gloo")
-    torch.set_num_threads(1)
-    config = smppy.Config()
-    config.profiler = {"RecordFile": os.path.join(sys.argv[1], "rank%r_pid%p.smprof")}
-    profiler = smppy.SMProfiler.instance()
-    profiler.configure(config)
-    profiler.start_profiling()
-    model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(16, 4))
-    opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    for _ in range(5):
-        with smppy.annotate("step"):
-            opt.zero_grad()
-            model(torch.randn(8, 16)).sum().backward()
-            opt.step()
-    profiler.stop_profiling()
-    dist.destroy_process_group()
-    """
-)
 
 
 @pytest.fixture(scope="module")
 def shifted_job(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("shifted")
-    script = out / "job.py"
-    script.write_text(SHIFTED_JOB)
-    traces = out / "traces"
+    traces = tmp_path_factory.mktemp("shifted")
     proc = subprocess.run(
         [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
-         str(script), str(traces), str(SHIFT_NS)],
+         str(REPO / "bench" / "shifted_clock_job.py"), str(traces), str(SHIFT_NS)],
         env={**os.environ, "OMP_NUM_THREADS": "1"},
         capture_output=True,
         text=True,
