@@ -3,9 +3,12 @@
 // applied by the job reader to every file of a stream.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "analysis/clock_correction.h"
@@ -180,6 +183,100 @@ TEST(ClockAlignmentRecording, TheJobReaderPlacesEachStreamByItsCorrection) {
   EXPECT_EQ(f.wall_offset_ns,
             f.header.start().realtime_ns() - f.header.start().monotonic_ns() + other.clock.correction_ns);
   EXPECT_EQ(f.start_wall_ns(), f.header.start().realtime_ns() + other.clock.correction_ns);
+}
+
+TEST(ClockAlignmentRecording, EveryFooterOfARotatedSessionCarriesTheRoundsSoFar) {
+  TempDir dir;
+  Config config = ConfigWritingTo(dir.path(), "rotated.smprof");
+  config.Set("RotateIntervalS", "1").Set("FlushIntervalMs", "50");
+  ASSERT_TRUE(Start(config).ok());
+  ASSERT_TRUE(RecordClockAlignment(PublicRound("start", 42)).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(1300));
+  { SMPROF_ANNOTATE("after the rotation"); }
+  ASSERT_TRUE(RecordClockAlignment(PublicRound("stop", 43)).ok());
+  ASSERT_TRUE(Stop().ok());
+
+  const auto first = testing::ReadTraceFile(dir.File("rotated.smprof"));
+  ASSERT_FALSE(first.footer.next_file().empty()) << "the session rotated";
+  ASSERT_EQ(first.footer.clock_alignments_size(), 1);
+  EXPECT_EQ(first.footer.clock_alignments(0).phase(), "start");
+  std::string path = first.footer.next_file();
+  testing::TraceFileContents last;
+  while (!path.empty()) {
+    last = testing::ReadTraceFile(path);
+    path = last.footer.next_file();
+  }
+  ASSERT_EQ(last.footer.clock_alignments_size(), 2);
+  EXPECT_EQ(last.footer.clock_alignments(1).phase(), "stop");
+}
+
+TEST(ClockAlignmentRecording, AFileWithoutFooterHasNoRoundsAndReadsAsBefore) {
+  TempDir dir;
+  ASSERT_TRUE(Start(ConfigWritingTo(dir.path(), "cut.smprof")).ok());
+  ClockAlignment measured;
+  measured.phase = "start";
+  measured.reference_clock_offset_ns = ClockOffsetNs() + kSecond;
+  measured.samples = {ClockSample{1000, 1400, 1500, 2000}};
+  ASSERT_TRUE(RecordClockAlignment(measured).ok());
+  { SMPROF_ANNOTATE("work"); }
+  ASSERT_TRUE(Stop().ok());
+  const std::string path = dir.File("cut.smprof");
+  std::filesystem::resize_file(path, std::filesystem::file_size(path) - 3);  // into the footer
+
+  std::unique_ptr<internal::TraceReader> reader;
+  ASSERT_TRUE(internal::TraceReader::Open(path, &reader).ok());
+  EXPECT_FALSE(reader->ReadFooterOnly());
+  const analysis::JobReader job({path});
+  ASSERT_EQ(job.streams().size(), 1u);
+  const analysis::ProcessStream& s = job.streams()[0];
+  EXPECT_FALSE(s.clock.aligned);
+  EXPECT_EQ(s.clock.correction_ns, 0);
+  EXPECT_EQ(s.clock.problem, "") << "one host: nothing to correct";
+  const auto& f = s.files.front();
+  EXPECT_EQ(f.start_wall_ns(), f.header.start().realtime_ns());
+}
+
+TEST(ClockAlignmentRecording, StreamsWithoutRoundsTakeTheirRanksOrAreNamedOnAnotherHost) {
+  TempDir dir;
+  ASSERT_TRUE(Start(ConfigWritingTo(dir.path(), "rank.smprof")).ok());
+  ClockAlignment measured;
+  measured.phase = "start";
+  measured.reference_clock_offset_ns = ClockOffsetNs() + kSecond;
+  measured.samples = {ClockSample{1000, 1400, 1500, 2000}};
+  ASSERT_TRUE(RecordClockAlignment(measured).ok());
+  ASSERT_TRUE(Stop().ok());
+  for (const char* name : {"worker.smprof", "other_host.smprof"}) {
+    ASSERT_TRUE(Start(ConfigWritingTo(dir.path(), name)).ok());
+    ASSERT_TRUE(Stop().ok());
+  }
+  // The job reader's streams, as if from three processes on two hosts.
+  auto stream = [&](const std::string& name, const std::string& host, std::int64_t pid, std::int64_t worker_of) {
+    analysis::ProcessStream s;
+    s.host = host;
+    s.rank = 1;
+    s.pid = pid;
+    s.worker_of_pid = worker_of;
+    analysis::TraceFileEntry f;
+    f.path = dir.File(name);
+    f.header = testing::ReadTraceFile(f.path).header;
+    f.wall_offset_ns = f.header.start().realtime_ns() - f.header.start().monotonic_ns();
+    s.files.push_back(f);
+    return s;
+  };
+  std::vector<analysis::ProcessStream> streams = {stream("rank.smprof", "host-a", 10, 0),
+                                                  stream("worker.smprof", "host-a", 11, 10),
+                                                  stream("other_host.smprof", "host-b", 12, 0)};
+  const std::int64_t worker_own_offset = streams[1].files[0].wall_offset_ns;
+  analysis::CorrectClocks(&streams);
+  ASSERT_TRUE(streams[0].clock.aligned);
+  EXPECT_NEAR(static_cast<double>(streams[0].clock.correction_ns), 1.0 * kSecond, 1e5);
+  EXPECT_TRUE(streams[1].clock.aligned) << "a worker takes its rank's correction";
+  EXPECT_EQ(streams[1].clock.correction_ns, streams[0].clock.correction_ns);
+  EXPECT_EQ(streams[1].clock.problem, "");
+  EXPECT_EQ(streams[1].files[0].wall_offset_ns, worker_own_offset + streams[0].clock.correction_ns);
+  EXPECT_FALSE(streams[2].clock.aligned);
+  EXPECT_EQ(streams[2].clock.correction_ns, 0);
+  EXPECT_EQ(streams[2].clock.problem, "no clock alignment recorded: placed by its host's realtime clock");
 }
 
 }  // namespace
