@@ -116,6 +116,17 @@ ClockAlignment PublicRound(const std::string& phase, std::int64_t reference_cloc
   return round;
 }
 
+// A round measured against a reference whose wall clock reads `ahead_ns`
+// more than this process's (monotonic clocks equal: one host). Its one
+// sample gives an offset of -50 ns, within 450 ns.
+ClockAlignment MeasuredRound(std::int64_t ahead_ns) {
+  ClockAlignment round;
+  round.phase = "start";
+  round.reference_clock_offset_ns = ClockOffsetNs() + ahead_ns;
+  round.samples = {ClockSample{1000, 1400, 1500, 2000}};
+  return round;
+}
+
 TEST(ClockAlignmentRecording, RoundsGoInTheFooterAndAreReadBeforeTheFrames) {
   TempDir dir;
   EXPECT_EQ(RecordClockAlignment(PublicRound("early", 0)).code(), StatusCode::kFailedPrecondition);
@@ -160,11 +171,7 @@ TEST(ClockAlignmentRecording, TheJobReaderPlacesEachStreamByItsCorrection) {
   ASSERT_TRUE(Stop().ok());
 
   ASSERT_TRUE(Start(ConfigWritingTo(dir.path(), "s%s.smprof")).ok());
-  ClockAlignment measured;
-  measured.phase = "start";
-  measured.reference_clock_offset_ns = ClockOffsetNs() + 3 * kSecond;
-  measured.samples = {ClockSample{1000, 1400, 1500, 2000}};  // offset -50 ns, within 450 ns
-  ASSERT_TRUE(RecordClockAlignment(measured).ok());
+  ASSERT_TRUE(RecordClockAlignment(MeasuredRound(3 * kSecond)).ok());
   ASSERT_TRUE(Stop().ok());
 
   const analysis::JobReader job({dir.path()});
@@ -213,11 +220,7 @@ TEST(ClockAlignmentRecording, EveryFooterOfARotatedSessionCarriesTheRoundsSoFar)
 TEST(ClockAlignmentRecording, AFileWithoutFooterHasNoRoundsAndReadsAsBefore) {
   TempDir dir;
   ASSERT_TRUE(Start(ConfigWritingTo(dir.path(), "cut.smprof")).ok());
-  ClockAlignment measured;
-  measured.phase = "start";
-  measured.reference_clock_offset_ns = ClockOffsetNs() + kSecond;
-  measured.samples = {ClockSample{1000, 1400, 1500, 2000}};
-  ASSERT_TRUE(RecordClockAlignment(measured).ok());
+  ASSERT_TRUE(RecordClockAlignment(MeasuredRound(kSecond)).ok());
   { SMPROF_ANNOTATE("work"); }
   ASSERT_TRUE(Stop().ok());
   const std::string path = dir.File("cut.smprof");
@@ -239,11 +242,7 @@ TEST(ClockAlignmentRecording, AFileWithoutFooterHasNoRoundsAndReadsAsBefore) {
 TEST(ClockAlignmentRecording, StreamsWithoutRoundsTakeTheirRanksOrAreNamedOnAnotherHost) {
   TempDir dir;
   ASSERT_TRUE(Start(ConfigWritingTo(dir.path(), "rank.smprof")).ok());
-  ClockAlignment measured;
-  measured.phase = "start";
-  measured.reference_clock_offset_ns = ClockOffsetNs() + kSecond;
-  measured.samples = {ClockSample{1000, 1400, 1500, 2000}};
-  ASSERT_TRUE(RecordClockAlignment(measured).ok());
+  ASSERT_TRUE(RecordClockAlignment(MeasuredRound(kSecond)).ok());
   ASSERT_TRUE(Stop().ok());
   for (const char* name : {"worker.smprof", "other_host.smprof"}) {
     ASSERT_TRUE(Start(ConfigWritingTo(dir.path(), name)).ok());
