@@ -111,7 +111,7 @@ def align_clocks(
     return problem or None
 
 
-def align_automatically(phase: str) -> None:
+def align_automatically(phase: str, timeout_s: float) -> None:
     """A round at a session's start or stop when torch.distributed is initialised; after one failure, none."""
     global _automatic_off
     if _automatic_off:
@@ -119,7 +119,7 @@ def align_automatically(phase: str) -> None:
     dist = _initialised_distributed()
     if dist is None or dist.get_world_size() < 2:
         return
-    if align_clocks(phase=phase) is not None:
+    if align_clocks(phase=phase, timeout_s=timeout_s) is not None:
         _automatic_off = True
 
 

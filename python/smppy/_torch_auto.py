@@ -13,7 +13,7 @@ imported, or as soon as torch finishes importing:
   forked worker's first one starts its trace (``EnableForkFollow``);
 - ``Tensor.backward`` is annotated ``Backward``;
 - ``torch.distributed.init_process_group`` and ``destroy_process_group`` take
-  a clock-alignment round (``_clock_alignment``) while a session runs: the
+  a clock-alignment round (``SMProfiler._align_clocks``) while a session runs: the
   start and stop rounds of a session that began before the process group;
 - with ``TorchModuleDepth`` = N > 0, the forward of modules nested at most N
   deep is annotated ``nn.Module: ClassName``.
@@ -33,7 +33,7 @@ import warnings
 from importlib.machinery import ModuleSpec
 from typing import TYPE_CHECKING, Any
 
-from smppy import _clock_alignment, _smppy
+from smppy import _smppy
 
 if TYPE_CHECKING:
     from smppy._profiler import SMProfiler
@@ -105,7 +105,7 @@ def _install(profiler: SMProfiler) -> None:
         _wrap_dataloader_next(torch, profiler)
         _wrap_dataset_fetch(profiler)
         _wrap_backward(torch, profiler)
-        _wrap_process_group(torch)
+        _wrap_process_group(torch, profiler)
     if _module_depth > 0 and not _module_hooks_installed:
         _module_hooks_installed = True
         _install_module_hooks(torch, profiler)
@@ -180,7 +180,7 @@ def _wrap_backward(torch: Any, profiler: SMProfiler) -> None:
     torch.Tensor.backward = backward
 
 
-def _wrap_process_group(torch: Any) -> None:
+def _wrap_process_group(torch: Any, profiler: SMProfiler) -> None:
     """A clock-alignment round when a running session sees the process group begin or end."""
     dist = torch.distributed
     if not dist.is_available():
@@ -194,13 +194,13 @@ def _wrap_process_group(torch: Any) -> None:
     def init_process_group(*args: Any, **kwargs: Any) -> Any:
         result = original_init(*args, **kwargs)
         if _smppy.is_profiling():
-            _clock_alignment.align_automatically("start")
+            profiler._align_clocks("start")
         return result
 
     @functools.wraps(original_destroy)
     def destroy_process_group(*args: Any, **kwargs: Any) -> Any:
         if _smppy.is_profiling() and not args and kwargs.get("group") is None:
-            _clock_alignment.align_automatically("stop")
+            profiler._align_clocks("stop")
         return original_destroy(*args, **kwargs)
 
     for module in (dist, distributed_c10d):

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import smppy
 from conftest import REPO, start_session
-from smppy import analysis
+from smppy import _clock_alignment, analysis
 from smppy.trace import RankTrace, find_trace_files, open_trace
 
 
@@ -171,3 +171,18 @@ def test_exports_place_each_rank_by_its_corrected_clock(shifted_job: Path, tmp_p
     # DDP's collectives keep the ranks' steps together; uncorrected, they
     # would be SHIFT_NS apart (timestamps in microseconds).
     assert abs(first - second) < abs(SHIFT_NS) / 2 / 1000
+
+
+@pytest.mark.parametrize(
+    ("settings", "expected"), [({}, [("start", 10), ("stop", 10)]), ({"ClockAlignTimeoutS": "0"}, [])]
+)
+def test_sessions_take_automatic_rounds_bounded_by_the_config(
+    trace_dir: Path, monkeypatch: pytest.MonkeyPatch, settings: dict[str, str], expected: list
+) -> None:
+    calls: list[tuple[str, float]] = []
+    monkeypatch.setattr(
+        _clock_alignment, "align_automatically", lambda phase, timeout_s: calls.append((phase, timeout_s))
+    )
+    start_session(trace_dir, **settings)
+    smppy.SMProfiler.instance().stop_profiling()
+    assert calls == expected
