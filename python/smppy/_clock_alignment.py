@@ -97,10 +97,9 @@ def align_clocks(
     prefix = f"{_KEY_PREFIX}/{round_id}"
     deadline = time.monotonic() + timeout_s
     if rank == 0:
-        problem = _serve(exchange, prefix, world_size, samples, deadline)
-        message = _smppy.record_clock_alignment(
-            phase, 0, socket.gethostname(), _smppy.clock_offset_ns(), [], problem
-        )
+        offset = _smppy.clock_offset_ns()  # the one the ranks get, and recorded with the round
+        problem = _serve(exchange, prefix, offset, world_size, samples, deadline)
+        message = _smppy.record_clock_alignment(phase, 0, socket.gethostname(), offset, [], problem)
     else:
         reference, measured, problem = _measure(exchange, prefix, rank, samples, deadline)
         offset, host = reference
@@ -144,9 +143,11 @@ def _torch_default(rank: int | None, world_size: int | None) -> tuple[Exchange, 
     )
 
 
-def _serve(exchange: Exchange, prefix: str, world_size: int, samples: int, deadline: float) -> str:
-    """Rank 0: answer every rank's requests in turn; the problem, or ""."""
-    exchange.set(f"{prefix}/reference", f"{_smppy.clock_offset_ns()},{socket.gethostname()}".encode())
+def _serve(
+    exchange: Exchange, prefix: str, offset: int, world_size: int, samples: int, deadline: float
+) -> str:
+    """Rank 0: send its clock offset, answer every rank's requests in turn; the problem, or ""."""
+    exchange.set(f"{prefix}/reference", f"{offset},{socket.gethostname()}".encode())
     silent = []
     for peer in range(1, world_size):
         try:
