@@ -17,6 +17,7 @@
 #include <string>
 
 #include "smprof/annotate.h"
+#include "smprof/clock_alignment.h"
 #include "smprof/config.h"
 #include "smprof/export.h"
 #include "smprof/status.h"

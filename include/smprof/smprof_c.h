@@ -40,6 +40,21 @@ SMPROF_API int smprof_start(const char* const* keys, const char* const* values, 
 SMPROF_API int smprof_stop(void);
 SMPROF_API int smprof_is_profiling(void);
 
+/* Clock alignment with the job's reference process (smprof/clock_alignment.h):
+ * one round trip, each time on its process's CLOCK_MONOTONIC. */
+typedef struct smprof_clock_sample {
+  int64_t local_send_ns;
+  int64_t reference_receive_ns;
+  int64_t reference_send_ns;
+  int64_t local_receive_ns;
+} smprof_clock_sample;
+/* Adds one round to the running session; `problem` "" when it succeeded. */
+SMPROF_API int smprof_record_clock_alignment(const char* phase, int32_t reference_rank, const char* reference_host,
+                                             int64_t reference_clock_offset_ns, const smprof_clock_sample* samples,
+                                             size_t sample_count, const char* problem);
+/* CLOCK_REALTIME - CLOCK_MONOTONIC as the trace's anchors read it. */
+SMPROF_API int64_t smprof_clock_offset_ns(void);
+
 /* Interns a name once; use the id with smprof_annotation_begin_id. */
 SMPROF_API uint32_t smprof_intern_name(const char* name);
 /* Opens a range; returns 0 (a no-op handle) when not profiling. */

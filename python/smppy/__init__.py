@@ -23,6 +23,7 @@ call into a no-op without changing the script.
 """
 
 from smppy import _annotations, _smppy  # noqa: F401  (_annotations registers the decorator)
+from smppy._clock_alignment import Exchange, TorchStoreExchange, align_clocks
 from smppy._profiler import Config, SMProfiler
 from smppy._schedule import ProfilerAction, Schedule, schedule
 
@@ -33,9 +34,12 @@ __version__: str = _smppy.version()
 
 __all__ = [
     "Config",
+    "Exchange",
     "ProfilerAction",
     "SMProfiler",
     "Schedule",
+    "TorchStoreExchange",
+    "align_clocks",
     "annotate",
     "annotation_begin",
     "annotation_end",

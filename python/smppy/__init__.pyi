@@ -1,6 +1,6 @@
 import enum
 from collections.abc import Mapping
-from typing import Any, Callable, TypeVar, overload
+from typing import Any, Callable, Protocol, TypeVar, overload
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -67,3 +67,22 @@ class annotate:
 
 def annotation_begin(name: str) -> int: ...
 def annotation_end(handle: int) -> None: ...
+
+class Exchange(Protocol):
+    def set(self, key: str, value: bytes) -> None: ...
+    def get(self, key: str, timeout_s: float) -> bytes: ...
+
+class TorchStoreExchange:
+    def __init__(self, store: Any) -> None: ...
+    def set(self, key: str, value: bytes) -> None: ...
+    def get(self, key: str, timeout_s: float) -> bytes: ...
+
+def align_clocks(
+    exchange: Exchange | None = ...,
+    *,
+    rank: int | None = ...,
+    world_size: int | None = ...,
+    phase: str = ...,
+    samples: int = ...,
+    timeout_s: float = ...,
+) -> str | None: ...

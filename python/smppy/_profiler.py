@@ -10,7 +10,7 @@ import warnings
 from collections.abc import Mapping
 from typing import Any
 
-from smppy import _smppy
+from smppy import _clock_alignment, _smppy
 from smppy._foreign_profilers import foreign_profiler_warning
 from smppy._schedule import SCHEDULE_KEYS, ProfilerAction, Schedule
 
@@ -158,6 +158,8 @@ class SMProfiler:
             self._auto_steps = False
             self._manual_steps = False
             self._action = ProfilerAction.NONE
+            if _smppy.is_profiling():
+                self._align_clocks("stop")
             message = _smppy.stop() if (_smppy.is_profiling() or not was_armed) else None
         if message is not None:
             warnings.warn(f"stop_profiling: {message}", RuntimeWarning, stacklevel=2)
@@ -272,6 +274,7 @@ class SMProfiler:
             previous is not ProfilerAction.NONE and self._action is ProfilerAction.NONE
         ):
             if _smppy.is_profiling():
+                self._align_clocks("stop")
                 _smppy.stop()
             previous = ProfilerAction.NONE
         if previous is ProfilerAction.NONE and self._action is not ProfilerAction.NONE:
@@ -300,7 +303,16 @@ class SMProfiler:
             from smppy import _background_upload
 
             _background_upload.ensure(upload_uri)
-        return _smppy.start(_encoded(self._config))
+        message = _smppy.start(_encoded(self._config))
+        if message is None:
+            self._align_clocks("start")
+        return message
+
+    def _align_clocks(self, phase: str) -> None:
+        """A clock-alignment round with rank 0 if torch.distributed is initialised (ClockAlignTimeoutS)."""
+        timeout_s = int(_effective(self._config, "ClockAlignTimeoutS"))
+        if timeout_s > 0:
+            _clock_alignment.align_automatically(phase, timeout_s)
 
 
 def _schedule_from(config: Mapping[str, str]) -> Schedule:
@@ -317,6 +329,7 @@ _PYTHON_SIDE_KEYS = {
     "UploadExitTimeoutS": ("SMP_UPLOAD_EXIT_TIMEOUT_S", "120"),
     "TorchAutoSteps": ("SMP_TORCH_AUTO_STEPS", "0"),
     "TorchModuleDepth": ("SMP_TORCH_MODULE_DEPTH", "0"),
+    "ClockAlignTimeoutS": ("SMP_CLOCK_ALIGN_TIMEOUT_S", "10"),
 }
 
 

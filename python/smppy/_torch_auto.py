@@ -12,6 +12,9 @@ imported, or as soon as torch finishes importing:
   in the main process without workers) is annotated ``DataLoaderFetch``: a
   forked worker's first one starts its trace (``EnableForkFollow``);
 - ``Tensor.backward`` is annotated ``Backward``;
+- ``torch.distributed.init_process_group`` and ``destroy_process_group`` take
+  a clock-alignment round (``SMProfiler._align_clocks``) while a session runs: the
+  start and stop rounds of a session that began before the process group;
 - with ``TorchModuleDepth`` = N > 0, the forward of modules nested at most N
   deep is annotated ``nn.Module: ClassName``.
 
@@ -102,6 +105,7 @@ def _install(profiler: SMProfiler) -> None:
         _wrap_dataloader_next(torch, profiler)
         _wrap_dataset_fetch(profiler)
         _wrap_backward(torch, profiler)
+        _wrap_process_group(torch, profiler)
     if _module_depth > 0 and not _module_hooks_installed:
         _module_hooks_installed = True
         _install_module_hooks(torch, profiler)
@@ -174,6 +178,34 @@ def _wrap_backward(torch: Any, profiler: SMProfiler) -> None:
             return original(self, *args, **kwargs)
 
     torch.Tensor.backward = backward
+
+
+def _wrap_process_group(torch: Any, profiler: SMProfiler) -> None:
+    """A clock-alignment round when a running session sees the process group begin or end."""
+    dist = torch.distributed
+    if not dist.is_available():
+        return
+    from torch.distributed import distributed_c10d
+
+    original_init = distributed_c10d.init_process_group
+    original_destroy = distributed_c10d.destroy_process_group
+
+    @functools.wraps(original_init)
+    def init_process_group(*args: Any, **kwargs: Any) -> Any:
+        result = original_init(*args, **kwargs)
+        if _smppy.is_profiling():
+            profiler._align_clocks("start")
+        return result
+
+    @functools.wraps(original_destroy)
+    def destroy_process_group(*args: Any, **kwargs: Any) -> Any:
+        if _smppy.is_profiling() and not args and kwargs.get("group") is None:
+            profiler._align_clocks("stop")
+        return original_destroy(*args, **kwargs)
+
+    for module in (dist, distributed_c10d):
+        module.init_process_group = init_process_group
+        module.destroy_process_group = destroy_process_group
 
 
 class _ModuleStack(threading.local):

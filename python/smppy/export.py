@@ -45,8 +45,9 @@ def parse_int_ranges(text: str, what: str) -> list[int]:
 
 
 def job_start_wall_ns(files: list[Path]) -> int:
-    """The earliest session start (wall clock, ns) among the rank files: the origin of relative times."""
-    return min(_smppy.TraceFile(os.fspath(f)).header["start"]["realtime_ns"] for f in files)
+    """The earliest session start (wall clock, ns; each process on its corrected clock) among the rank
+    files: the origin of relative times."""
+    return _smppy.job_start_wall_ns([os.fspath(f) for f in files])
 
 
 def time_arg(text: str) -> float:

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <set>
 #include <tuple>
 
 #include "trace/trace_reader.h"
@@ -81,10 +82,11 @@ JobReader::JobReader(const std::vector<std::string>& paths) {
   }
   std::sort(streams_.begin(), streams_.end(),
             [](const ProcessStream& a, const ProcessStream& b) { return StreamKey(a) < StreamKey(b); });
+  CorrectClocks(&streams_);
   bool first = true;
   for (const ProcessStream& stream : streams_) {
     for (const TraceFileEntry& file : stream.files) {
-      const std::int64_t start = file.header.start().realtime_ns();
+      const std::int64_t start = file.start_wall_ns();
       origin_ns_ = first ? start : std::min(origin_ns_, start);
       first = false;
     }
@@ -130,6 +132,60 @@ void ReadStream(const ProcessStream& stream, FrameVisitor& visitor, std::vector<
     if (progress) progress(done_bytes);
   }
   visitor.EndStream();
+}
+
+std::vector<trace::ClockAlignment> ReadClockAlignments(const ProcessStream& stream) {
+  for (auto file = stream.files.rbegin(); file != stream.files.rend(); ++file) {
+    std::unique_ptr<TraceReader> reader;
+    if (!TraceReader::Open(file->path, &reader).ok() || !reader->ReadFooterOnly()) continue;
+    const auto& rounds = reader->footer().clock_alignments();
+    return {rounds.begin(), rounds.end()};
+  }
+  return {};
+}
+
+namespace {
+
+// The aligned stream whose correction an unaligned one takes: its rank
+// process's, else the most certain one of its host (one realtime clock).
+const ProcessStream* AlignedNeighbour(const ProcessStream& s, const std::vector<ProcessStream>& streams) {
+  const ProcessStream* best = nullptr;
+  for (const ProcessStream& other : streams) {
+    if (&other == &s || other.host != s.host || !other.clock.aligned) continue;
+    if (s.worker_of_pid != 0 && other.pid == s.worker_of_pid) return &other;
+    if (best == nullptr || other.clock.uncertainty_ns < best->clock.uncertainty_ns) best = &other;
+  }
+  return best;
+}
+
+}  // namespace
+
+void CorrectClocks(std::vector<ProcessStream>* streams) {
+  std::set<std::string> hosts;
+  for (ProcessStream& s : *streams) {
+    hosts.insert(s.host);
+    s.clock = CorrectionFromRounds(ReadClockAlignments(s), s.rank, s.files.front().wall_offset_ns);
+  }
+  std::vector<ClockCorrection> taken(streams->size());
+  for (std::size_t i = 0; i < streams->size(); ++i) {
+    const ProcessStream& s = (*streams)[i];
+    taken[i] = s.clock;
+    if (s.clock.aligned) continue;
+    // Unaligned with no problem: no round was recorded.
+    const bool recorded = !s.clock.problem.empty();
+    if (const ProcessStream* neighbour = AlignedNeighbour(s, *streams)) {
+      taken[i] = neighbour->clock;
+      taken[i].problem =
+          recorded ? s.clock.problem + "; corrected as pid " + std::to_string(neighbour->pid) + " of its host" : "";
+    } else if (!recorded && hosts.size() > 1) {  // one host has one realtime clock: nothing to correct
+      taken[i].problem = "no clock alignment recorded: placed by its host's realtime clock";
+    }
+  }
+  for (std::size_t i = 0; i < streams->size(); ++i) {
+    ProcessStream& s = (*streams)[i];
+    s.clock = taken[i];
+    for (TraceFileEntry& f : s.files) f.wall_offset_ns += s.clock.correction_ns;
+  }
 }
 
 void JobReader::Read(FrameVisitor& visitor, const ProgressCallback& progress) {

@@ -5,6 +5,8 @@
 // Profiler's smpfile_<pid>_<time>.raw, *.smpraw, ...).
 // Files are grouped into process streams by (host, pid, session_index) and
 // ordered by header.file_index, so a rotated session reads as one stream.
+// Each stream is placed on the reference process's wall clock by the clock
+// alignment rounds in its footer (read before any frame; clock_correction.h).
 // Frames are read one at a time (bounded memory). A damaged or unfinished
 // file is read up to its last good chunk and produces one warning naming it;
 // a file whose header cannot be read is skipped with a warning.
@@ -16,6 +18,7 @@
 #include <tuple>
 #include <vector>
 
+#include "analysis/clock_correction.h"
 #include "smprof/trace.pb.h"
 #include "trace/frame_rows.h"
 
@@ -25,8 +28,11 @@ struct TraceFileEntry {
   std::string path;
   std::uint64_t bytes = 0;
   trace::FileHeader header;
-  // wall_ns = t + wall_offset_ns (the header's start anchor).
+  // wall_ns = t + wall_offset_ns: the header's start anchor, plus the
+  // stream's clock correction.
   std::int64_t wall_offset_ns = 0;
+  // The header's start on that clock.
+  std::int64_t start_wall_ns() const { return header.start().monotonic_ns() + wall_offset_ns; }
 };
 
 struct ProcessStream {
@@ -39,6 +45,10 @@ struct ProcessStream {
   // started it (forkserver); 0 for a rank's own process.
   std::int64_t worker_of_pid = 0;
   std::vector<TraceFileEntry> files;  // by file_index
+  // Onto the reference process's clock (already in the files'
+  // wall_offset_ns): from the stream's own alignment rounds, else from its
+  // rank process's or another stream's of its host.
+  ClockCorrection clock;
 };
 
 // The order of a job's streams (JobReader::streams, merged partial summaries).
@@ -105,6 +115,13 @@ class JobReader {
   std::uint64_t total_bytes_ = 0;
   std::int64_t origin_ns_ = 0;
 };
+
+// The clock-alignment rounds of a stream: those of its last file with a
+// readable footer (every footer carries the session's rounds so far).
+std::vector<trace::ClockAlignment> ReadClockAlignments(const ProcessStream& stream);
+
+// Sets every stream's clock correction and shifts its files' wall offsets.
+void CorrectClocks(std::vector<ProcessStream>* streams);
 
 // Every trace file at or below `path` (by its magic bytes, whatever its name,
 // and every *.smprof file, damaged ones too), sorted; `path` itself if a file.

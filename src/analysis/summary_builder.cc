@@ -27,7 +27,6 @@ void AddGpuCollection(const trace::GpuCollectionReport& r, trace::GpuCollectionR
   total->set_foreign_buffers(total->foreign_buffers() + r.foreign_buffers());
 }
 
-std::int64_t HeaderStartWall(const trace::FileHeader& header) { return header.start().realtime_ns(); }
 
 void SaveStrings(const std::vector<std::string>& strings, PartialEncoder& out) {
   out.Uint(strings.size());
@@ -69,7 +68,7 @@ void SummaryBuilder::OnFrameRows(const TraceFileEntry& file, const internal::Fra
   if (current_file_ != &file) {
     current_file_ = &file;
     frame_index_ = 0;
-    process_->span.Extend(HeaderStartWall(file.header), HeaderStartWall(file.header));
+    process_->span.Extend(file.start_wall_ns(), file.start_wall_ns());
     cpu_.BeginFile(file);
   }
   std::string error;
@@ -85,11 +84,11 @@ void SummaryBuilder::OnFrameRows(const TraceFileEntry& file, const internal::Fra
 
 void SummaryBuilder::EndFile(const FileReadResult& result) {
   const TraceFileEntry& file = *result.file;
-  process_->span.Extend(HeaderStartWall(file.header), HeaderStartWall(file.header));
+  process_->span.Extend(file.start_wall_ns(), file.start_wall_ns());
   if (result.has_footer) {
     const auto& f = result.footer;
-    const std::int64_t stop = f.stop().realtime_ns();
-    if (f.stop().monotonic_ns() != 0 || stop != 0) process_->span.Extend(stop, stop);
+    const std::int64_t stop = f.stop().realtime_ns() + process_->stream.clock.correction_ns;
+    if (f.stop().monotonic_ns() != 0 || f.stop().realtime_ns() != 0) process_->span.Extend(stop, stop);
     footer_drops_.annotations += f.annotations_dropped();
     footer_drops_.gpu += f.gpu_records_dropped();
     footer_drops_.cupti += f.cupti_records_dropped();
@@ -285,6 +284,9 @@ void SummaryBuilder::WriteJob(JsonWriter& out, const WallSpan& job_span) const {
         .Field("end_wall_ns", p.span.empty() ? 0 : p.span.end_ns)
         .Field("span_ns", p.span.length())
         .Field("clock_offset_ns", p.clock_offset_ns)
+        .Field("clock_correction_ns", p.stream.clock.correction_ns)
+        .Field("clock_correction_uncertainty_ns", p.stream.clock.uncertainty_ns)
+        .Field("clock_alignment_problem", p.stream.clock.problem)
         .EndObject();
   }
   out.EndArray();

@@ -182,7 +182,7 @@ Status Walker::Run() {
   std::map<std::tuple<std::string, std::int32_t, std::int64_t>, RankGroup> groups;  // (host, rank, pid)
   for (const ProcessStream& stream : job.streams()) {
     for (const TraceFileEntry& f : stream.files) {
-      stats_->job_start_wall_ns = std::min(stats_->job_start_wall_ns, f.header.start().realtime_ns());
+      stats_->job_start_wall_ns = std::min(stats_->job_start_wall_ns, f.start_wall_ns());
     }
     RankGroup& g = groups[{stream.host, stream.rank, stream.pid}];
     g.host = stream.host;

@@ -34,6 +34,27 @@ int smprof_start(const char* const* keys, const char* const* values, size_t coun
 
 int smprof_stop(void) { return Report(smprof::Stop()); }
 
+int smprof_record_clock_alignment(const char* phase, int32_t reference_rank, const char* reference_host,
+                                  int64_t reference_clock_offset_ns, const smprof_clock_sample* samples,
+                                  size_t sample_count, const char* problem) {
+  if (samples == nullptr && sample_count != 0) {
+    return Report(smprof::Status(smprof::StatusCode::kInvalidArgument, "null clock samples"));
+  }
+  smprof::ClockAlignment alignment;
+  alignment.phase = phase != nullptr ? phase : "";
+  alignment.reference_rank = reference_rank;
+  alignment.reference_host = reference_host != nullptr ? reference_host : "";
+  alignment.reference_clock_offset_ns = reference_clock_offset_ns;
+  alignment.problem = problem != nullptr ? problem : "";
+  for (size_t i = 0; i < sample_count; ++i) {
+    alignment.samples.push_back(smprof::ClockSample{samples[i].local_send_ns, samples[i].reference_receive_ns,
+                                                    samples[i].reference_send_ns, samples[i].local_receive_ns});
+  }
+  return Report(smprof::RecordClockAlignment(alignment));
+}
+
+int64_t smprof_clock_offset_ns(void) { return smprof::ClockOffsetNs(); }
+
 int smprof_is_profiling(void) { return smprof::IsProfiling() ? 1 : 0; }
 
 uint32_t smprof_intern_name(const char* name) { return smprof::InternName(name != nullptr ? name : ""); }

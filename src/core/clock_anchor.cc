@@ -1,5 +1,6 @@
 #include "core/clock_anchor.h"
 
+#include <cstdlib>
 #include <ctime>
 #include <limits>
 
@@ -13,6 +14,16 @@ std::int64_t Read(clockid_t clock) {
   return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
+// SMPROF_TEST_REALTIME_SHIFT_NS (tests only): nanoseconds added to every
+// CLOCK_REALTIME reading, to give a process a clock offset on purpose.
+std::int64_t RealtimeShiftNs() {
+  static const std::int64_t shift = [] {
+    const char* value = std::getenv("SMPROF_TEST_REALTIME_SHIFT_NS");
+    return value != nullptr ? std::strtoll(value, nullptr, 10) : 0;
+  }();
+  return shift;
+}
+
 }  // namespace
 
 ClockPair ReadClockPair() {
@@ -24,7 +35,7 @@ ClockPair ReadClockPair() {
     const std::int64_t after = Read(CLOCK_MONOTONIC);
     if (after - before < best_gap) {
       best_gap = after - before;
-      best = ClockPair{before + (after - before) / 2, real};
+      best = ClockPair{before + (after - before) / 2, real + RealtimeShiftNs()};
     }
   }
   return best;

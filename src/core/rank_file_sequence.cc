@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "core/clock_alignment_log.h"
 #include "core/clock_anchor.h"
 #include "core/closed_file_queue.h"
 #include "core/record_path.h"
@@ -90,6 +91,7 @@ Status RankFileSequence::CloseCurrent(const DrainResult& session_counts, std::ui
   footer.set_frames_lost_to_write_errors(counts.frames_lost_to_write_errors);
   footer.set_annotations_lost_to_write_errors(counts.annotations_lost_to_write_errors);
   footer.set_last_write_error(counts.last_write_error);
+  AddClockAlignmentsTo(&footer);
   Status status = current_->Append(trace_format::kFooterTag, footer);
   if (Status closed = current_->Close(); status.ok()) status = closed;
   if (status.ok()) ClosedFileQueue::Get().Push(current_->path());

@@ -14,6 +14,7 @@
 #include "collectors/cuda/cuda_collection.h"
 #include "collectors/cuda/gpu_collection_report.h"
 #include "collectors/cuda/gpu_record_buffer.h"
+#include "core/clock_alignment_log.h"
 #include "core/clock_anchor.h"
 #include "core/closed_file_queue.h"
 #include "core/counter_buffer.h"
@@ -184,6 +185,7 @@ Status StartLocked(SessionState& s, const ResolvedConfig& config, const ClockPai
   recorder.pool().SetCapacity(static_cast<std::size_t>(config.bucket_count) * config.bucket_size_mb *
                               (std::size_t{1} << 20) / kChunkBytes);
   ClearOpenRanges();
+  ClearClockAlignments();
   recorder.TakeDropped();
 
   static std::once_flag exit_hook;

@@ -2,11 +2,13 @@
 
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "analysis/chrome_export.h"
+#include "analysis/job_reader.h"
 #include "analysis/perfetto_export.h"
 
 namespace py = pybind11;
@@ -56,6 +58,18 @@ py::dict ExportTimeline(const std::vector<std::string>& files, const std::string
   return out;
 }
 
+// The earliest session start among `files` on the job's corrected clock (the
+// timeline's origin), 0 without a readable file.
+std::int64_t JobStartWallNs(const std::vector<std::string>& files) {
+  py::gil_scoped_release release;
+  const smprof::analysis::JobReader job(files);
+  std::optional<std::int64_t> start;
+  for (const auto& stream : job.streams()) {
+    for (const auto& file : stream.files) start = std::min(start.value_or(file.start_wall_ns()), file.start_wall_ns());
+  }
+  return start.value_or(0);
+}
+
 }  // namespace
 
 void BindExport(py::module_& m) {
@@ -64,6 +78,8 @@ void BindExport(py::module_& m) {
         py::arg("end_wall_ns") = std::nullopt, py::arg("gpu_utilization_max_buckets") = 10'000,
         "Writes the timeline of the rank `files` to `path` as a Chrome JSON or Perfetto trace; "
         "returns what went in (counts, warnings, file size).");
+  m.def("job_start_wall_ns", &JobStartWallNs, py::arg("files"),
+        "The earliest session start among the rank `files`, on the job's corrected clock (wall ns).");
 }
 
 }  // namespace smppy

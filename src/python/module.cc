@@ -4,6 +4,10 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <cstdint>
+#include <tuple>
+#include <vector>
+
 #include "core/resolved_config.h"
 #include "python/analysis_bindings.h"
 #include "python/annotate_type.h"
@@ -75,6 +79,19 @@ PYBIND11_MODULE(_smppy, m) {
       },
       "Stops the session; returns None, or a message if none is running.");
   m.def("is_profiling", &smprof::IsProfiling);
+  m.def(
+      "record_clock_alignment",
+      [](const std::string& phase, std::int32_t reference_rank, const std::string& reference_host,
+         std::int64_t reference_clock_offset_ns,
+         const std::vector<std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t>>& samples,
+         const std::string& problem) {
+        smprof::ClockAlignment alignment{phase, reference_rank, reference_host, reference_clock_offset_ns, {}, problem};
+        for (const auto& [t0, t1, t2, t3] : samples) alignment.samples.push_back(smprof::ClockSample{t0, t1, t2, t3});
+        return Check(smprof::RecordClockAlignment(alignment));
+      },
+      "Adds one clock-alignment round (samples: (t0, t1, t2, t3) monotonic ns) to the running session; returns "
+      "None, or a message.");
+  m.def("clock_offset_ns", &smprof::ClockOffsetNs, "CLOCK_REALTIME - CLOCK_MONOTONIC as the trace's anchors read it.");
   m.def("last_session_stats", [] {
     const smprof::SessionStats stats = smprof::LastSessionStats();
     py::dict out;

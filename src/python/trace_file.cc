@@ -77,6 +77,30 @@ py::dict HeaderDict(const smprof::trace::FileHeader& h) {
   return out;
 }
 
+py::list ClockAlignments(const smprof::trace::Footer& f) {
+  py::list rounds;
+  for (const auto& a : f.clock_alignments()) {
+    py::dict round;
+    round["phase"] = Text(a.phase());
+    round["reference_rank"] = a.reference_rank();
+    round["reference_host"] = Text(a.reference_host());
+    round["reference_clock_offset_ns"] = a.reference_clock_offset_ns();
+    py::list samples;
+    for (const auto& s : a.samples()) {
+      py::dict sample;
+      sample["local_send_ns"] = s.local_send_ns();
+      sample["reference_receive_ns"] = s.reference_receive_ns();
+      sample["reference_send_ns"] = s.reference_send_ns();
+      sample["local_receive_ns"] = s.local_receive_ns();
+      samples.append(sample);
+    }
+    round["samples"] = samples;
+    round["problem"] = Text(a.problem());
+    rounds.append(round);
+  }
+  return rounds;
+}
+
 py::dict FooterDict(const smprof::trace::Footer& f) {
   py::dict out;
   out["stop"] = Anchor(f.stop());
@@ -92,6 +116,7 @@ py::dict FooterDict(const smprof::trace::Footer& f) {
   out["frames_lost_to_write_errors"] = f.frames_lost_to_write_errors();
   out["annotations_lost_to_write_errors"] = f.annotations_lost_to_write_errors();
   out["last_write_error"] = Text(f.last_write_error());
+  out["clock_alignments"] = ClockAlignments(f);
   const auto& g = f.gpu_collection();
   py::dict gpu;
   gpu["incomplete_records"] = g.incomplete_records();

@@ -256,6 +256,27 @@ bool TraceReader::NextFramePayload(std::uint64_t* start) {
   return false;
 }
 
+bool TraceReader::ReadFooterOnly() {
+  while (!done_) {
+    const std::uint64_t start = offset_;
+    unsigned char head[trace_format::kChunkHeaderBytes];
+    if (std::fread(head, 1, sizeof(head), file_) != sizeof(head)) break;
+    const std::uint32_t length = GetU32(head + 4);
+    if (std::string_view(reinterpret_cast<const char*>(head), 4) == trace_format::kFrameTag) {
+      if (length > trace_format::kMaxChunkBytes || ::fseeko(file_, length, SEEK_CUR) != 0) break;
+      offset_ += sizeof(head) + length;
+      continue;
+    }
+    if (::fseeko(file_, static_cast<off_t>(start), SEEK_SET) != 0) break;
+    std::string tag;
+    if (ReadChunk(&tag) != ChunkResult::kOk || tag != trace_format::kFooterTag) break;
+    has_footer_ = ParseQuietly(payload_, &footer_);
+    break;
+  }
+  done_ = true;
+  return has_footer_;
+}
+
 bool TraceReader::NextFrame(trace::Frame* frame) {
   std::uint64_t start = 0;
   if (!NextFramePayload(&start)) return false;

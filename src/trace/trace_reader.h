@@ -43,6 +43,12 @@ class TraceReader {
   // next call.
   bool NextFrame(FrameRows* rows);
 
+  // Reads the footer alone, stepping over the frames' chunks without reading
+  // or checking them (what the job reader wants before reading: the clock
+  // alignment rounds). False when the file has no readable footer. Use a
+  // reader for this alone: it reads no frame afterwards.
+  bool ReadFooterOnly();
+
   bool has_footer() const { return has_footer_; }
   const trace::Footer& footer() const { return footer_; }
 

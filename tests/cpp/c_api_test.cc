@@ -163,4 +163,29 @@ TEST(CApi, BeginWithoutSessionReturnsZero) {
   EXPECT_EQ(smprof_annotation_begin_id(smprof_intern_name("idle")), 0u);
 }
 
+TEST(CApi, ClockAlignmentRoundsGoInTheFooter) {
+  const smprof_clock_sample samples[] = {{100, 110, 111, 121}, {200, 215, 216, 231}};
+  EXPECT_EQ(smprof_record_clock_alignment("start", 0, "host-a", 7, samples, 2, ""), SMPROF_FAILED_PRECONDITION);
+  TempDir dir;
+  const std::string path = dir.File("aligned.smprof");
+  const char* keys[] = {"RecordFile"};
+  const char* values[] = {path.c_str()};
+  ASSERT_EQ(smprof_start(keys, values, 1), SMPROF_OK) << smprof_last_error();
+  EXPECT_EQ(smprof_record_clock_alignment("start", 0, "host-a", 7, nullptr, 1, ""), SMPROF_INVALID_ARGUMENT);
+  ASSERT_EQ(smprof_record_clock_alignment("start", 0, "host-a", smprof_clock_offset_ns(), samples, 2, nullptr),
+            SMPROF_OK)
+      << smprof_last_error();
+  ASSERT_EQ(smprof_stop(), SMPROF_OK);
+  const TraceFileContents trace = smprof::testing::ReadTraceFile(path);
+  ASSERT_EQ(trace.footer.clock_alignments_size(), 1);
+  const auto& round = trace.footer.clock_alignments(0);
+  EXPECT_EQ(round.reference_host(), "host-a");
+  EXPECT_EQ(round.problem(), "");
+  ASSERT_EQ(round.samples_size(), 2);
+  EXPECT_EQ(round.samples(1).local_receive_ns(), 231);
+  EXPECT_NEAR(static_cast<double>(round.reference_clock_offset_ns()),
+              static_cast<double>(trace.header.start().realtime_ns() - trace.header.start().monotonic_ns()), 1e6)
+      << "the offset the anchors read";
+}
+
 }  // namespace

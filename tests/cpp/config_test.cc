@@ -68,6 +68,7 @@ const std::map<std::string, std::string> kDefaults = {
     {"ProcessRole", "main"},
     {"TorchAutoSteps", "0"},
     {"TorchModuleDepth", "0"},
+    {"ClockAlignTimeoutS", "10"},
 };
 
 TEST(Config, KeysAreTheDocumentedOnesInOrder) {
@@ -77,7 +78,7 @@ TEST(Config, KeysAreTheDocumentedOnesInOrder) {
       "CudaFlushPeriodMs", "Compression",        "RecordFile",     "FlushIntervalMs",     "RotateIntervalS",
       "UploadUri",         "UploadExitTimeoutS", "StopOnSigterm",  "ScheduleSkipFirst",   "ScheduleWait",
       "ScheduleWarmup",    "ScheduleActive",     "ScheduleRepeat", "ProcessRole",         "TorchAutoSteps",
-      "TorchModuleDepth"};
+      "TorchModuleDepth",  "ClockAlignTimeoutS"};
   EXPECT_EQ(ConfigKeys(), expected);
 }
 
@@ -132,7 +133,8 @@ TEST(Config, EnvironmentOverridesEveryDefault) {
                                                 {"SMP_SCHEDULE_REPEAT", "4"},
                                                 {"SMP_PROCESS_ROLE", "worker"},
                                                 {"SMP_TORCH_AUTO_STEPS", "1"},
-                                                {"SMP_TORCH_MODULE_DEPTH", "2"}});
+                                                {"SMP_TORCH_MODULE_DEPTH", "2"},
+                                                {"SMP_CLOCK_ALIGN_TIMEOUT_S", "3"}});
   EXPECT_EQ(c.enable_cuda, Tristate::kOn);
   EXPECT_FALSE(c.enable_perf);
   EXPECT_TRUE(c.enable_fork_follow);
@@ -153,6 +155,7 @@ TEST(Config, EnvironmentOverridesEveryDefault) {
   EXPECT_FALSE(c.stop_on_sigterm);
   EXPECT_TRUE(c.worker_process);
   EXPECT_EQ(c.effective.at("ScheduleActive"), "3");
+  EXPECT_EQ(c.effective.at("ClockAlignTimeoutS"), "3");
   EXPECT_EQ(c.explicit_keys.size(), kDefaults.size());
   EXPECT_EQ(c.effective.at("BucketCount"), "8");
 }

@@ -175,9 +175,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     done += static_cast<std::size_t>(n);
   }
   std::unique_ptr<TraceReader> reader;
+  std::string full_read_footer;  // serialized; empty when reading every frame found none
   if (TraceReader::Open("/proc/self/fd/" + std::to_string(fd), &reader).ok()) {
     trace::Frame frame;
     while (reader->NextFrame(&frame)) DecodeAll(frame);
+    if (reader->has_footer()) full_read_footer = reader->footer().SerializeAsString();
+  }
+  // The footer read alone (stepping over the frames) is the one a full read
+  // reaches, whenever a full read reaches one.
+  if (TraceReader::Open("/proc/self/fd/" + std::to_string(fd), &reader).ok()) {
+    const bool found = reader->ReadFooterOnly();
+    if (!full_read_footer.empty() && (!found || reader->footer().SerializeAsString() != full_read_footer)) {
+      std::fprintf(stderr, "ReadFooterOnly disagrees with the full read's footer\n");
+      std::abort();
+    }
   }
   if (TraceReader::Open("/proc/self/fd/" + std::to_string(fd), &reader).ok()) {
     FrameRows rows;

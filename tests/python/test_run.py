@@ -59,6 +59,16 @@ def test_torchrun_job_with_spawned_workers_and_no_smppy_import(tmp_path: Path) -
     summary = analysis.summarize(str(out))
     labels = {(r["rank"], r["worker_of_pid"] != 0) for r in summary["ranks"]}
     assert labels == {(0, False), (1, False), (0, True), (1, True)}
+    # The session began before init_process_group: the torch hooks took the
+    # clock-alignment rounds; each worker has its rank's correction.
+    clocks = {
+        (p["rank"], p["worker_of_pid"] != 0): (p["clock_correction_ns"], p["clock_correction_uncertainty_ns"])
+        for p in summary["job"]["processes"]
+    }
+    assert all(p["clock_alignment_problem"] == "" for p in summary["job"]["processes"])
+    assert clocks[(0, False)] == clocks[(0, True)] == (0, 0), "rank 0 is the reference"
+    assert clocks[(1, False)][1] > 0, "rank 1 measured its offset"
+    assert clocks[(1, True)] == clocks[(1, False)]
 
 
 def test_forked_dataloader_worker_is_a_worker_of_its_rank(tmp_path: Path) -> None:
