@@ -1,0 +1,125 @@
+"""The job summary computed per process stream elsewhere and merged here
+(docs/ANALYSIS.md, "Every core and a Dask cluster"): on worker processes of
+this machine (``jobs``) or on the workers of an existing ``dask.distributed``
+cluster (``scheduler``). Workers receive streams (paths, never trace bytes),
+read their files themselves and return partial summaries; the parent merges
+them as they arrive, so it holds one merged partial at a time."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any
+
+from smppy import _smppy
+
+SCHEDULER_ENV = "SMPROF_DASK_SCHEDULER"
+
+Progress = Callable[[int, int], None]
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity), the default ``jobs``."""
+    return len(os.sched_getaffinity(0))
+
+
+def scheduler_from_env(scheduler: str | None) -> str | None:
+    """``scheduler`` when given, else ``$SMPROF_DASK_SCHEDULER`` (None when unset or empty)."""
+    return scheduler or os.environ.get(SCHEDULER_ENV) or None
+
+
+def stream_partial(stream: Any, options: dict[str, Any]) -> bytes:
+    """The partial summary of one process stream: what a worker runs."""
+    return _smppy.partial_summary([stream], **options)
+
+
+def _merge_as_they_come(
+    partials: Iterable[tuple[Any, bytes]], total_bytes: int, progress: Progress | None
+) -> bytes:
+    merged: bytes | None = None
+    done = 0
+    for stream, partial in partials:
+        merged = partial if merged is None else _smppy.merge_partial_summaries([merged, partial])
+        done += stream.bytes
+        if progress:
+            progress(done, total_bytes)
+    assert merged is not None
+    return merged
+
+
+def _on_local_workers(
+    streams: Sequence[Any], options: dict[str, Any], jobs: int
+) -> Iterable[tuple[Any, bytes]]:
+    # forkserver: the workers never fork this (possibly threaded) process itself.
+    context = multiprocessing.get_context("forkserver")
+    with ProcessPoolExecutor(max_workers=min(jobs, len(streams)), mp_context=context) as pool:
+        futures = {pool.submit(stream_partial, stream, options): stream for stream in streams}
+        try:
+            for future in as_completed(futures):
+                yield futures[future], future.result()
+        except BrokenProcessPool as error:
+            raise RuntimeError(
+                "a summary worker process ended abruptly (killed, or out of memory); "
+                "run with jobs=1 (--jobs 1) to summarize in this process"
+            ) from error
+
+
+def _on_dask(streams: Sequence[Any], options: dict[str, Any], scheduler: str) -> Iterable[tuple[Any, bytes]]:
+    try:
+        from distributed import Client
+        from distributed import as_completed as dask_as_completed
+    except ImportError as error:
+        raise RuntimeError("a Dask scheduler needs the dask extra: pip install 'smprof[dask]'") from error
+    with Client(scheduler) as client:
+        futures = client.map(stream_partial, streams, options=options, pure=False)
+        stream_of = {future.key: stream for future, stream in zip(futures, streams)}
+        for future, partial in dask_as_completed(futures, with_results=True):
+            yield stream_of[future.key], partial
+
+
+def summary_text(
+    paths: list[str],
+    options: dict[str, Any],
+    *,
+    jobs: int | None,
+    scheduler: str | None,
+    progress: Progress | None,
+) -> bytes:
+    """The summary JSON text of the trace files under ``paths``: in this process for one
+    job (``jobs=1``) or a single stream, else merged from per-stream partials computed on
+    ``jobs`` local worker processes (default: the usable cores) or on the Dask cluster at
+    ``scheduler`` (a ``tcp://HOST:PORT`` address; default ``$SMPROF_DASK_SCHEDULER``).
+    The text is the same, byte for byte, whichever way."""
+    if jobs is not None and jobs < 1:
+        raise ValueError(f"jobs must be at least 1, not {jobs}")
+    scheduler = scheduler_from_env(scheduler)
+    workers = jobs if jobs is not None else usable_cores()
+    if scheduler is None and workers == 1:
+        return _smppy.summarize(paths, progress=progress, **options)
+    streams, warnings = _smppy.job_streams(paths)
+    if len(streams) <= 1:
+        return _smppy.summarize(paths, progress=progress, **options)
+    total = sum(stream.bytes for stream in streams)
+    if scheduler is not None:
+        partials = _on_dask(streams, options, scheduler)
+    else:
+        partials = _on_local_workers(streams, options, workers)
+    return _smppy.summary_from_partial(_merge_as_they_come(partials, total, progress), warnings)
+
+
+def add_worker_arguments(parser: Any) -> None:
+    """``--jobs`` and ``--scheduler`` for the commands that summarize a job."""
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=None,
+        help="worker processes that summarize process streams (default: the usable cores; 1: no workers)",
+    )
+    parser.add_argument(
+        "--scheduler",
+        default=None,
+        help=f"summarize on the Dask cluster at this scheduler, tcp://HOST:PORT (default ${SCHEDULER_ENV})",
+    )
