@@ -17,6 +17,9 @@ from typing import Any
 from smppy import _smppy
 
 SCHEDULER_ENV = "SMPROF_DASK_SCHEDULER"
+# Without an explicit ``jobs``, jobs of fewer trace bytes are summarized in this process:
+# starting worker processes costs more than it saves (bench/scale_benchmark.py --quick).
+IN_PROCESS_BELOW_BYTES = 4 << 20
 
 Progress = Callable[[int, int], None]
 
@@ -55,6 +58,7 @@ def _on_local_workers(
 ) -> Iterable[tuple[Any, bytes]]:
     # forkserver: the workers never fork this (possibly threaded) process itself.
     context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload([__name__])  # workers start with smppy imported
     with ProcessPoolExecutor(max_workers=min(jobs, len(streams)), mp_context=context) as pool:
         futures = {pool.submit(stream_partial, stream, options): stream for stream in streams}
         try:
@@ -88,10 +92,11 @@ def summary_text(
     scheduler: str | None,
     progress: Progress | None,
 ) -> bytes:
-    """The summary JSON text of the trace files under ``paths``: in this process for one
-    job (``jobs=1``) or a single stream, else merged from per-stream partials computed on
-    ``jobs`` local worker processes (default: the usable cores) or on the Dask cluster at
-    ``scheduler`` (a ``tcp://HOST:PORT`` address; default ``$SMPROF_DASK_SCHEDULER``).
+    """The summary JSON text of the trace files under ``paths``: in this process for
+    ``jobs=1``, a single stream, or (``jobs`` not given) under 4 MiB of traces, else merged
+    from per-stream partials computed on ``jobs`` local worker processes (default: the
+    usable cores) or on the Dask cluster at ``scheduler`` (a ``tcp://HOST:PORT`` address;
+    default ``$SMPROF_DASK_SCHEDULER``).
     The text is the same, byte for byte, whichever way."""
     if jobs is not None and jobs < 1:
         raise ValueError(f"jobs must be at least 1, not {jobs}")
@@ -100,9 +105,10 @@ def summary_text(
     if scheduler is None and workers == 1:
         return _smppy.summarize(paths, progress=progress, **options)
     streams, warnings = _smppy.job_streams(paths)
-    if len(streams) <= 1:
-        return _smppy.summarize(paths, progress=progress, **options)
     total = sum(stream.bytes for stream in streams)
+    small = scheduler is None and jobs is None and total < IN_PROCESS_BELOW_BYTES
+    if len(streams) <= 1 or small:
+        return _smppy.summarize(paths, progress=progress, **options)
     if scheduler is not None:
         partials = _on_dask(streams, options, scheduler)
     else:

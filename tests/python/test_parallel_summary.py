@@ -45,11 +45,22 @@ def test_local_workers_give_the_in_process_bytes(job: list[str]) -> None:
     assert len(reported) == len(streams) and reported[-1][0] == reported[-1][1]
 
 
-def test_summarize_defaults_to_the_usable_cores_and_takes_jobs(job: list[str]) -> None:
-    assert _parallel_summary.usable_cores() == len(os.sched_getaffinity(0))
+def test_summarize_defaults_to_the_usable_cores_and_takes_jobs(job: list[str], monkeypatch) -> None:
     one = analysis.summarize(job, jobs=1)
+    pools: list[int] = []
+    on_local_workers = _parallel_summary._on_local_workers
+
+    def counted(streams, options, jobs):
+        pools.append(jobs)
+        return on_local_workers(streams, options, jobs)
+
+    monkeypatch.setattr(_parallel_summary, "_on_local_workers", counted)
+    assert analysis.summarize(job) == one  # a small job: in this process
+    assert pools == []
+    monkeypatch.setattr(_parallel_summary, "IN_PROCESS_BELOW_BYTES", 0)
     assert analysis.summarize(job) == one
     assert analysis.summarize(job, jobs=3) == one
+    assert pools == [len(os.sched_getaffinity(0)), 3]
     with pytest.raises(ValueError, match="jobs must be at least 1"):
         analysis.summarize(job, jobs=0)
 
