@@ -16,8 +16,8 @@ the Dask workers live through every run, so theirs is the peak so far). Every re
 the baseline's JSON (the run fails on a difference).
 
 Then the projection: the per-core rate (events per CPU second of the baseline on the largest
-job) and the merge cost per stream (merging that job's per-stream partials one by one into
-the running result, as the parent does) give the time of a 1,000-rank job of 10^10 events on
+job) and the merge cost per stream (merging that job's per-stream partials into the running
+result as the parent does, ``MERGE_BATCH`` at a time) give the time of a 1,000-rank job of 10^10 events on
 N Dask workers: 10^10 / (rate x N) + 1,000 x merge seconds per stream (reading from shared
 storage, network and scheduling are not in it).
 """
@@ -36,7 +36,7 @@ from pathlib import Path
 
 import psutil
 from report_benchmark import EVENTS_PER_STEP, STEPS_PER_FRAME, write_job
-from smppy import _smppy, analysis
+from smppy import _parallel_summary, _smppy, analysis
 
 FRAME_EVENTS = STEPS_PER_FRAME * EVENTS_PER_STEP
 MB = 1e6
@@ -115,12 +115,10 @@ def rate_and_merge_cost(paths: list[str], events: int) -> tuple[float, float]:
     _smppy.summarize(paths)
     rate = events / (time.process_time() - started)
     streams, _ = _smppy.job_streams(paths)
-    partials = [_smppy.partial_summary([s]) for s in streams]
+    partials = [(s, _smppy.partial_summary([s])) for s in streams]
     started = time.process_time()
-    merged = partials[0]
-    for partial in partials[1:]:
-        merged = _smppy.merge_partial_summaries([merged, partial])
-    return rate, (time.process_time() - started) / max(1, len(partials) - 1)
+    _parallel_summary._merge_as_they_come(partials, 0, None)  # as the parent merges
+    return rate, (time.process_time() - started) / len(partials)
 
 
 def main() -> None:

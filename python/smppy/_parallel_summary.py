@@ -20,6 +20,8 @@ SCHEDULER_ENV = "SMPROF_DASK_SCHEDULER"
 # Without an explicit ``jobs``, jobs of fewer trace bytes are summarized in this process:
 # starting worker processes costs more than it saves (bench/scale_benchmark.py --quick).
 IN_PROCESS_BELOW_BYTES = 4 << 20
+# Partials held in the parent before they are merged into the running result.
+MERGE_BATCH = 32
 
 Progress = Callable[[int, int], None]
 
@@ -42,15 +44,18 @@ def stream_partial(stream: Any, options: dict[str, Any]) -> bytes:
 def _merge_as_they_come(
     partials: Iterable[tuple[Any, bytes]], total_bytes: int, progress: Progress | None
 ) -> bytes:
-    merged: bytes | None = None
+    # Merging decodes every partial it is given: pending ones are merged MERGE_BATCH at a
+    # time into the running result, not one by one (the result grows with the streams).
+    pending: list[bytes] = []
     done = 0
     for stream, partial in partials:
-        merged = partial if merged is None else _smppy.merge_partial_summaries([merged, partial])
+        pending.append(partial)
+        if len(pending) > MERGE_BATCH:
+            pending = [_smppy.merge_partial_summaries(pending)]
         done += stream.bytes
         if progress:
             progress(done, total_bytes)
-    assert merged is not None
-    return merged
+    return _smppy.merge_partial_summaries(pending)
 
 
 def _on_local_workers(

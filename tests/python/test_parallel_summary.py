@@ -34,7 +34,9 @@ def job(tmp_path: Path) -> list[str]:
     return [str(synthetic_gpu_job(tmp_path / "job"))]
 
 
-def test_local_workers_give_the_in_process_bytes(job: list[str]) -> None:
+@pytest.mark.parametrize("merge_batch", [1, 32])  # 1: the running result merged with each partial
+def test_local_workers_give_the_in_process_bytes(job: list[str], merge_batch: int, monkeypatch) -> None:
+    monkeypatch.setattr(_parallel_summary, "MERGE_BATCH", merge_batch)
     reported: list[tuple[int, int]] = []
     text = _parallel_summary.summary_text(
         job, OPTIONS, jobs=2, scheduler=None, progress=lambda done, total: reported.append((done, total))
