@@ -82,7 +82,11 @@ def _on_dask(streams: Sequence[Any], options: dict[str, Any], scheduler: str) ->
         from distributed import as_completed as dask_as_completed
     except ImportError as error:
         raise RuntimeError("a Dask scheduler needs the dask extra: pip install 'smprof[dask]'") from error
-    with Client(scheduler) as client:
+    try:
+        client = Client(scheduler)
+    except OSError as error:
+        raise RuntimeError(f"cannot reach the Dask scheduler at {scheduler}: {error}") from error
+    with client:
         futures = client.map(stream_partial, streams, options=options, pure=False)
         stream_of = {future.key: stream for future, stream in zip(futures, streams)}
         for future, partial in dask_as_completed(futures, with_results=True):
@@ -127,7 +131,7 @@ def add_worker_arguments(parser: Any) -> None:
         "--jobs",
         type=int,
         default=None,
-        help="worker processes that summarize process streams (default: the usable cores; 1: no workers)",
+        help="worker processes that summarize streams (default: the usable cores from 4 MiB of traces)",
     )
     parser.add_argument(
         "--scheduler",

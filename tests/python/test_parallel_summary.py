@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
+import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -128,3 +130,17 @@ def test_a_dask_worker_killed_mid_job_is_retried_without_a_wrong_result(tmp_path
         assert busy, "no task ever ran on a worker"
         os.kill(pids[busy[0]], signal.SIGKILL)
         assert summary.result(timeout=300) == expected
+
+
+def test_an_unreachable_scheduler_is_a_clear_error(job: list[str]) -> None:
+    pytest.importorskip("distributed")
+    unused_port = "tcp://127.0.0.1:9"  # discard: nothing listens on loopback
+    proc = subprocess.run(
+        [shutil.which("smprof"), "summary", "--scheduler", unused_port, job[0]],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT": "2s"},
+    )
+    assert proc.returncode == 2
+    assert f"smprof: error: cannot reach the Dask scheduler at {unused_port}" in proc.stderr
