@@ -31,6 +31,7 @@ python_packages=(scikit-build-core=scikit_build_core pybind11=pybind11 cmake=cma
                  plotly=plotly selenium=selenium  # report: plotly.js inlined; its browser tests
                  pandas=pandas  # smppy.analysis.load returns DataFrames when it is installed
                  pyarrow=pyarrow "dask[dataframe]=dask.dataframe"  # Parquet export, load(engine="dask")
+                 distributed=distributed  # the summary on a Dask cluster (--scheduler)
                  duckdb=duckdb pyspark=pyspark  # the Parquet export's tests read it as DuckDB and Spark users would
                  auditwheel=auditwheel  # checks and tags the manylinux wheel (scripts/build_wheel.sh)
                  # TensorFlow in the same process; the framework integrations' tests

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from smppy import _smppy
+from smppy._parallel_summary import summary_text
 
 DEFAULT_STEP_PATTERN: str = _smppy.DEFAULT_STEP_PATTERN
 
@@ -44,18 +45,29 @@ def summarize(
     max_buckets: int = 200,
     reorder_window_ns: int = 5_000_000_000,
     progress: Progress | None = None,
+    jobs: int | None = None,
+    scheduler: str | None = None,
 ) -> dict[str, Any]:
     """The summary of every rank file under ``path`` (a file, a directory
     searched recursively, or a list of them), as the JSON-able dict that
     docs/ANALYSIS.md specifies. ``progress(done_bytes, total_bytes)`` is called
-    after each frame and each file. Raises ValueError for a bad option (naming it),
-    FileNotFoundError for a missing path; damaged files are ``warnings``."""
-    text = _smppy.summarize(
+    after each frame and each file (after each process stream on workers).
+    Process streams are summarized on ``jobs`` worker processes (default: the
+    usable cores; 1: in this process) or, with ``scheduler`` (``tcp://HOST:PORT``,
+    default ``$SMPROF_DASK_SCHEDULER``), on an existing Dask cluster whose workers
+    read the files by path; the result is the same whichever way. Raises
+    ValueError for a bad option (naming it), FileNotFoundError for a missing
+    path, RuntimeError when a worker process dies; damaged files are ``warnings``."""
+    text = summary_text(
         _paths(path),
-        step_pattern=step_pattern or "",
-        top_k=top_k,
-        max_buckets=max_buckets,
-        reorder_window_ns=reorder_window_ns,
+        {
+            "step_pattern": step_pattern or "",
+            "top_k": top_k,
+            "max_buckets": max_buckets,
+            "reorder_window_ns": reorder_window_ns,
+        },
+        jobs=jobs,
+        scheduler=scheduler,
         progress=progress,
     )
     return json.loads(text.decode("utf-8", errors="replace"))

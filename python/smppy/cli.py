@@ -166,7 +166,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (FileNotFoundError, ValueError) as e:
+    except (FileNotFoundError, ValueError, RuntimeError) as e:  # RuntimeError: summary workers
         print(f"smprof: error: {e}", file=sys.stderr)
         return 2
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from smppy import analysis
 from smppy._inputs import require_readable, resolve_traces
+from smppy._parallel_summary import add_worker_arguments
 from smppy._torch_auto import INPUT_WAIT
 
 
@@ -149,7 +150,9 @@ def print_summary(s: dict[str, Any], top: int) -> None:
 
 def cmd_summary(args: argparse.Namespace) -> int:
     path = resolve_traces(args.path)
-    s = analysis.summarize(path, step_pattern=args.step_pattern, top_k=args.top)
+    s = analysis.summarize(
+        path, step_pattern=args.step_pattern, top_k=args.top, jobs=args.jobs, scheduler=args.scheduler
+    )
     require_readable(s, args.path)
     if args.json:
         json.dump({**s, "input_pipeline_wait": input_pipeline_wait(s)}, sys.stdout, indent=1)
@@ -169,4 +172,5 @@ def add_parser(subparsers: Any) -> None:
         help=f"regex for step annotations (full match; default {analysis.DEFAULT_STEP_PATTERN})",
     )
     p.add_argument("--top", type=int, default=15, help="kernels and annotations to list (default 15)")
+    add_worker_arguments(p)
     p.set_defaults(func=cmd_summary)

@@ -352,12 +352,12 @@ def test_drops_of_a_rotated_session_add_up_over_its_files(tmp_path: Path) -> Non
 def test_progress_reports_bytes(tmp_path: Path) -> None:
     write_job(tmp_path)
     calls = []
-    analysis.summarize(tmp_path, progress=lambda done, total: calls.append((done, total)))
+    analysis.summarize(tmp_path, jobs=1, progress=lambda done, total: calls.append((done, total)))
     total = sum(p.stat().st_size for p in tmp_path.rglob("*.smprof"))
     assert calls[-1] == (total, total)
     assert [c[0] for c in calls] == sorted(c[0] for c in calls)
     files = list(tmp_path.rglob("*.smprof"))
-    assert len(calls) > len(files)  # after each frame too, not only after each file
+    assert len(calls) > len(files)  # jobs=1: after each frame too, not only after each file
     assert all(done <= t == total for done, t in calls)
 
 

@@ -15,6 +15,7 @@ from typing import Any, Callable
 
 from smppy import analysis
 from smppy._inputs import require_readable, resolve_traces
+from smppy._parallel_summary import add_worker_arguments
 from smppy.report.html_document import PlotlyMissingError, plotly_bundle, render_html, write_page
 from smppy.report.terminal_progress import TerminalProgress
 
@@ -30,6 +31,8 @@ def build_report(
     top_k: int = DEFAULT_TOP_K,
     step_pattern: str | None = None,
     progress: Callable[[int, int], None] | None = None,
+    jobs: int | None = None,
+    scheduler: str | None = None,
 ) -> str:
     """The report page (HTML text) for the traces at ``location``. Raises FileNotFoundError or
     ValueError when there is nothing to report: no trace file, or none that could be read."""
@@ -41,6 +44,8 @@ def build_report(
         step_pattern=step_pattern,
         top_k=max(top_k, LISTED_KERNELS),
         progress=progress,
+        jobs=jobs,
+        scheduler=scheduler,
     )
     require_readable(summary, location)
     return render_html(_title(summary), _payload(summary, top_k), chart_library)
@@ -65,7 +70,13 @@ def _run(args: argparse.Namespace) -> int:
     progress = TerminalProgress(sys.stderr, label="reading traces")
     try:
         out = write_report(
-            args.path, args.output, top_k=args.top_k, step_pattern=args.step_pattern, progress=progress
+            args.path,
+            args.output,
+            top_k=args.top_k,
+            step_pattern=args.step_pattern,
+            progress=progress,
+            jobs=args.jobs,
+            scheduler=args.scheduler,
         )
     except PlotlyMissingError as e:
         print(f"smprof: error: {e}", file=sys.stderr)
@@ -97,4 +108,5 @@ def add_parser(subparsers: Any) -> None:
         default=None,
         help="regular expression that step annotation names fully match (docs/ANALYSIS.md has the default)",
     )
+    add_worker_arguments(parser)
     parser.set_defaults(func=_run)

@@ -1,0 +1,140 @@
+"""The job summary computed per process stream elsewhere and merged here
+(docs/ANALYSIS.md, "Every core and a Dask cluster"): on worker processes of
+this machine (``jobs``) or on the workers of an existing ``dask.distributed``
+cluster (``scheduler``). Workers receive streams (paths, never trace bytes),
+read their files themselves and return partial summaries; the parent merges
+them as they arrive, so it holds one merged partial at a time."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any
+
+from smppy import _smppy
+
+SCHEDULER_ENV = "SMPROF_DASK_SCHEDULER"
+# Without an explicit ``jobs``, jobs of fewer trace bytes are summarized in this process:
+# starting worker processes costs more than it saves (bench/scale_benchmark.py --quick).
+IN_PROCESS_BELOW_BYTES = 4 << 20
+# Partials held in the parent before they are merged into the running result.
+MERGE_BATCH = 32
+
+Progress = Callable[[int, int], None]
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity), the default ``jobs``."""
+    return len(os.sched_getaffinity(0))
+
+
+def scheduler_from_env(scheduler: str | None) -> str | None:
+    """``scheduler`` when given, else ``$SMPROF_DASK_SCHEDULER`` (None when unset or empty)."""
+    return scheduler or os.environ.get(SCHEDULER_ENV) or None
+
+
+def stream_partial(stream: Any, options: dict[str, Any]) -> bytes:
+    """The partial summary of one process stream: what a worker runs."""
+    return _smppy.partial_summary([stream], **options)
+
+
+def _merge_as_they_come(
+    partials: Iterable[tuple[Any, bytes]], total_bytes: int, progress: Progress | None
+) -> bytes:
+    # Merging decodes every partial it is given: pending ones are merged MERGE_BATCH at a
+    # time into the running result, not one by one (the result grows with the streams).
+    pending: list[bytes] = []
+    done = 0
+    for stream, partial in partials:
+        pending.append(partial)
+        if len(pending) > MERGE_BATCH:
+            pending = [_smppy.merge_partial_summaries(pending)]
+        done += stream.bytes
+        if progress:
+            progress(done, total_bytes)
+    return _smppy.merge_partial_summaries(pending)
+
+
+def _on_local_workers(
+    streams: Sequence[Any], options: dict[str, Any], jobs: int
+) -> Iterable[tuple[Any, bytes]]:
+    # forkserver: the workers never fork this (possibly threaded) process itself.
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload([__name__])  # workers start with smppy imported
+    with ProcessPoolExecutor(max_workers=min(jobs, len(streams)), mp_context=context) as pool:
+        futures = {pool.submit(stream_partial, stream, options): stream for stream in streams}
+        try:
+            for future in as_completed(futures):
+                yield futures[future], future.result()
+        except BrokenProcessPool as error:
+            raise RuntimeError(
+                "a summary worker process ended abruptly (killed, or out of memory); "
+                "run with jobs=1 (--jobs 1) to summarize in this process"
+            ) from error
+
+
+def _on_dask(streams: Sequence[Any], options: dict[str, Any], scheduler: str) -> Iterable[tuple[Any, bytes]]:
+    try:
+        from distributed import Client
+        from distributed import as_completed as dask_as_completed
+    except ImportError as error:
+        raise RuntimeError("a Dask scheduler needs the dask extra: pip install 'smprof[dask]'") from error
+    try:
+        client = Client(scheduler)
+    except OSError as error:
+        raise RuntimeError(f"cannot reach the Dask scheduler at {scheduler}: {error}") from error
+    with client:
+        futures = client.map(stream_partial, streams, options=options, pure=False)
+        stream_of = {future.key: stream for future, stream in zip(futures, streams)}
+        for future, partial in dask_as_completed(futures, with_results=True):
+            yield stream_of[future.key], partial
+
+
+def summary_text(
+    paths: list[str],
+    options: dict[str, Any],
+    *,
+    jobs: int | None,
+    scheduler: str | None,
+    progress: Progress | None,
+) -> bytes:
+    """The summary JSON text of the trace files under ``paths``: in this process for
+    ``jobs=1``, a single stream, or (``jobs`` not given) under 4 MiB of traces, else merged
+    from per-stream partials computed on ``jobs`` local worker processes (default: the
+    usable cores) or on the Dask cluster at ``scheduler`` (a ``tcp://HOST:PORT`` address;
+    default ``$SMPROF_DASK_SCHEDULER``).
+    The text is the same, byte for byte, whichever way."""
+    if jobs is not None and jobs < 1:
+        raise ValueError(f"jobs must be at least 1, not {jobs}")
+    scheduler = scheduler_from_env(scheduler)
+    workers = jobs if jobs is not None else usable_cores()
+    if scheduler is None and workers == 1:
+        return _smppy.summarize(paths, progress=progress, **options)
+    streams, warnings = _smppy.job_streams(paths)
+    total = sum(stream.bytes for stream in streams)
+    small = scheduler is None and jobs is None and total < IN_PROCESS_BELOW_BYTES
+    if len(streams) <= 1 or small:
+        return _smppy.summarize(paths, progress=progress, **options)
+    if scheduler is not None:
+        partials = _on_dask(streams, options, scheduler)
+    else:
+        partials = _on_local_workers(streams, options, workers)
+    return _smppy.summary_from_partial(_merge_as_they_come(partials, total, progress), warnings)
+
+
+def add_worker_arguments(parser: Any) -> None:
+    """``--jobs`` and ``--scheduler`` for the commands that summarize a job."""
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=None,
+        help="worker processes that summarize streams (default: the usable cores from 4 MiB of traces)",
+    )
+    parser.add_argument(
+        "--scheduler",
+        default=None,
+        help=f"summarize on the Dask cluster at this scheduler, tcp://HOST:PORT (default ${SCHEDULER_ENV})",
+    )

@@ -1,0 +1,146 @@
+"""The job summary on every local core and on a Dask cluster (docs/ANALYSIS.md,
+"Every core and a Dask cluster"): the same bytes as the summary in one process,
+a worker that dies is an error on local cores and retried by Dask."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+import worker_crash
+from conftest import REPO
+from smppy import _parallel_summary, analysis
+from test_analysis_partials import synthetic_gpu_job
+from test_cli import smprof
+
+sys.path.insert(0, str(REPO / "bench"))
+from report_benchmark import write_job  # noqa: E402
+
+OPTIONS = {"step_pattern": "", "top_k": 3, "max_buckets": 50, "reorder_window_ns": 5_000_000_000}
+
+
+def in_process(paths: list[str]) -> bytes:
+    return _parallel_summary.summary_text(paths, OPTIONS, jobs=1, scheduler=None, progress=None)
+
+
+@pytest.fixture
+def job(tmp_path: Path) -> list[str]:
+    return [str(synthetic_gpu_job(tmp_path / "job"))]
+
+
+@pytest.mark.parametrize("merge_batch", [1, 32])  # 1: the running result merged with each partial
+def test_local_workers_give_the_in_process_bytes(job: list[str], merge_batch: int, monkeypatch) -> None:
+    monkeypatch.setattr(_parallel_summary, "MERGE_BATCH", merge_batch)
+    reported: list[tuple[int, int]] = []
+    text = _parallel_summary.summary_text(
+        job, OPTIONS, jobs=2, scheduler=None, progress=lambda done, total: reported.append((done, total))
+    )
+    assert text == in_process(job)
+    assert json.loads(text)["warnings"]  # the damaged files of the job are still named
+    streams = analysis.job_streams(job).streams
+    assert len(reported) == len(streams) and reported[-1][0] == reported[-1][1]
+
+
+def test_summarize_defaults_to_the_usable_cores_and_takes_jobs(job: list[str], monkeypatch) -> None:
+    one = analysis.summarize(job, jobs=1)
+    pools: list[int] = []
+    on_local_workers = _parallel_summary._on_local_workers
+
+    def counted(streams, options, jobs):
+        pools.append(jobs)
+        return on_local_workers(streams, options, jobs)
+
+    monkeypatch.setattr(_parallel_summary, "_on_local_workers", counted)
+    assert analysis.summarize(job) == one  # a small job: in this process
+    assert pools == []
+    monkeypatch.setattr(_parallel_summary, "IN_PROCESS_BELOW_BYTES", 0)
+    assert analysis.summarize(job) == one
+    assert analysis.summarize(job, jobs=3) == one
+    assert pools == [len(os.sched_getaffinity(0)), 3]
+    with pytest.raises(ValueError, match="jobs must be at least 1"):
+        analysis.summarize(job, jobs=0)
+
+
+def test_a_worker_that_dies_is_an_error_not_a_hang(job: list[str], monkeypatch) -> None:
+    monkeypatch.setattr(_parallel_summary, "stream_partial", worker_crash.kill_this_process)
+    with pytest.raises(RuntimeError, match="worker process ended abruptly"):
+        _parallel_summary.summary_text(job, OPTIONS, jobs=2, scheduler=None, progress=None)
+
+
+def test_cli_summary_with_jobs_prints_the_same_json(job: list[str]) -> None:
+    def summary(*extra: str) -> str:
+        proc = smprof("summary", "--json", *extra, job[0])
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout
+
+    assert summary("--jobs", "2") == summary("--jobs", "1")
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
+    ) as local_cluster:
+        assert local_cluster.scheduler_address.startswith("tcp://127.0.0.1:")
+        yield local_cluster
+
+
+def test_dask_workers_give_the_in_process_bytes(job: list[str], cluster, monkeypatch) -> None:
+    expected = in_process(job)
+    assert (
+        _parallel_summary.summary_text(
+            job, OPTIONS, jobs=None, scheduler=cluster.scheduler_address, progress=None
+        )
+        == expected
+    )
+    monkeypatch.setenv(_parallel_summary.SCHEDULER_ENV, cluster.scheduler_address)
+    assert _parallel_summary.summary_text(job, OPTIONS, jobs=None, scheduler=None, progress=None) == expected
+
+
+def test_a_dask_worker_killed_mid_job_is_retried_without_a_wrong_result(tmp_path: Path, cluster) -> None:
+    from distributed import Client
+
+    write_job(tmp_path / "big", events=4_000_000, ranks=4)  # streams that take a while each
+    paths = [str(tmp_path / "big")]
+    expected = in_process(paths)
+    with Client(cluster) as watcher, ThreadPoolExecutor(1) as thread:
+        pids = watcher.run(os.getpid)
+        summary = thread.submit(
+            _parallel_summary.summary_text,
+            paths,
+            OPTIONS,
+            jobs=None,
+            scheduler=cluster.scheduler_address,
+            progress=None,
+        )
+        busy: list[str] = []
+        deadline = time.monotonic() + 60
+        while not busy and time.monotonic() < deadline and not summary.done():
+            busy = [worker for worker, keys in watcher.processing().items() if keys]
+            time.sleep(0.02)
+        assert busy, "no task ever ran on a worker"
+        os.kill(pids[busy[0]], signal.SIGKILL)
+        assert summary.result(timeout=300) == expected
+
+
+def test_an_unreachable_scheduler_is_a_clear_error(job: list[str]) -> None:
+    pytest.importorskip("distributed")
+    unused_port = "tcp://127.0.0.1:9"  # discard: nothing listens on loopback
+    proc = subprocess.run(
+        [shutil.which("smprof"), "summary", "--scheduler", unused_port, job[0]],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT": "2s"},
+    )
+    assert proc.returncode == 2
+    assert f"smprof: error: cannot reach the Dask scheduler at {unused_port}" in proc.stderr
