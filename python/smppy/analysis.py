@@ -35,6 +35,7 @@ def summarize(
     top_k: int = 15,
     max_buckets: int = 200,
     reorder_window_ns: int = 5_000_000_000,
+    data_pattern: str | None = None,
     progress: Progress | None = None,
 ) -> dict[str, Any]:
     """The summary of every rank file under ``path`` (a file, a directory
@@ -48,6 +49,7 @@ def summarize(
         top_k=top_k,
         max_buckets=max_buckets,
         reorder_window_ns=reorder_window_ns,
+        data_pattern=data_pattern or "",
         progress=progress,
     )
     return json.loads(text.decode("utf-8", errors="replace"))

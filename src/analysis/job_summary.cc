@@ -8,6 +8,7 @@
 #include "analysis/cpu_metrics.h"
 #include "analysis/gpu_metrics.h"
 #include "analysis/json_writer.h"
+#include "analysis/step_profile.h"
 
 namespace smprof::analysis {
 
@@ -62,6 +63,7 @@ class SummaryBuilder : public FrameVisitor {
         annotations_(options),
         gpu_(options, origin_ns),
         cpu_(origin_ns, options.max_buckets),
+        step_profile_(options),
         origin_ns_(origin_ns) {}
 
   void BeginStream(const ProcessStream& stream) override {
@@ -73,6 +75,7 @@ class SummaryBuilder : public FrameVisitor {
     annotations_.BeginStream(stream);
     gpu_.BeginStream(stream);
     cpu_.BeginStream(stream);
+    step_profile_.BeginStream(stream);
     current_file_ = nullptr;
   }
 
@@ -94,6 +97,7 @@ class SummaryBuilder : public FrameVisitor {
         !cpu_.AddFrame(file, frame, &process_->span, &error) || !gpu_.AddFrame(file, frame, &process_->span, &error)) {
       warnings_.push_back(file.path + ": frame " + std::to_string(frame_index_) + " skipped in part: " + error);
     }
+    step_profile_.AddFrame(frame.annotations, frame.counters, file.wall_offset_ns);
     stream_drops_.annotations = std::max(stream_drops_.annotations, frame.dropped_total);
     stream_drops_.gpu = std::max(stream_drops_.gpu, frame.gpu_dropped_total);
     ++frame_index_;
@@ -146,6 +150,7 @@ class SummaryBuilder : public FrameVisitor {
   AnnotationMetrics annotations_;
   GpuMetrics gpu_;
   CpuMetrics cpu_;
+  StepProfile step_profile_;
   std::int64_t origin_ns_;
   std::vector<ProcessSummary> processes_;
   ProcessSummary* process_ = nullptr;
@@ -343,6 +348,8 @@ std::string SummaryBuilder::Write(const std::vector<std::string>& reader_warning
   gpu_.WriteGpu(GpuReason(), out);
   out.Key("cpu");
   cpu_.WriteCpu(out);
+  out.Key("step_profile");
+  step_profile_.Write(out);
 
   const std::int64_t grid_span = job_span.empty() ? 0 : job_span.end_ns - origin_ns_;
   const std::int64_t width =
