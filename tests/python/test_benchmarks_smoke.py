@@ -11,7 +11,14 @@ from conftest import REPO
 
 
 @pytest.mark.parametrize(
-    "script", ["python_annotate_bench.py", "trace_size.py", "page_fault_cost.py", "torch_auto_hooks.py"]
+    "script",
+    [
+        "python_annotate_bench.py",
+        "trace_size.py",
+        "page_fault_cost.py",
+        "torch_auto_hooks.py",
+        "diagnose_benchmark.py",
+    ],
 )
 def test_benchmark_quick_mode_runs(script: str, tmp_path) -> None:
     proc = subprocess.run(
