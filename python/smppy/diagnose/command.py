@@ -17,7 +17,12 @@ from smppy.diagnose.steps import ms
 
 def finding_lines(finding: Finding, number: int) -> list[str]:
     """A finding as terminal text: its title, cost and recommendation."""
-    cost = f"costs ~{ms(finding.cost_per_step_ns)} per step, {finding.cost_total_ns / 1e9:.2f} rank-s in all"
+    if finding.cost_total_ns:
+        cost = (
+            f"costs ~{ms(finding.cost_per_step_ns)} per step, {finding.cost_total_ns / 1e9:.2f} rank-s in all"
+        )
+    else:
+        cost = "cost not estimated"
     wrap = textwrap.TextWrapper(width=100, initial_indent="     ", subsequent_indent="     ")
     return [
         f"{number:>2}. [{finding.severity}] {finding.title}",
