@@ -82,8 +82,9 @@ def test_periodic_slow_steps_inside_a_checkpoint(tmp_path: Path) -> None:
     (rank,) = finding.evidence["ranks"]
     assert rank["period"] == 5
     assert rank["overlap"]["phase"] == "checkpoint"
-    assert rank["overlap"]["phase_growth_ns"] >= 140_000_000
-    assert finding.title.startswith("Every 5 steps take")
+    # 150 ms per checkpoint, averaged over the slow steps: an unrelated hiccup may be one of them.
+    assert rank["overlap"]["phase_growth_ns"] >= 100_000_000
+    assert finding.title.startswith("One step in 5 takes")
     assert "checkpoint" in finding.recommendation
 
 

@@ -6,8 +6,9 @@ collective and wait phases, ``steps.work_ns``: a rank waiting for another's
 hiccup is not slow itself) is at least ``SLOW_FACTOR`` x the rank's median and
 at least ``MIN_EXCESS_NS`` above it; the finding fires when the slow steps' excess over the median is at
 least ``MIN_SHARE`` of the rank's steady-state time. They are *periodic* when
-at least three are slow and the most common distance between consecutive
-slow step numbers covers at least two thirds of the distances. What they
+at least three slow steps, two thirds of them included, fall on one phase of
+the most common distance between consecutive slow step numbers (n mod
+distance), that distance being at least 2. What they
 overlap, compared with the normal steps: the phase (annotation) whose time per
 step grows the most, the host's CPU utilization, the page faults and context
 switches counted during them (when perf counted them). Severity by the share
@@ -47,11 +48,15 @@ def _mean(values: list[float]) -> float | None:
 
 
 def _period(numbers: list[int]) -> int | None:
+    """The most common distance between slow steps, when at least three and two thirds of them
+    fall on one phase of it (an isolated slow step among periodic ones keeps the period)."""
     if len(numbers) < 3:
         return None
-    distances = [b - a for a, b in zip(numbers, numbers[1:])]
-    period, count = Counter(distances).most_common(1)[0]
-    return period if count >= 2 / 3 * len(distances) else None
+    period = Counter(b - a for a, b in zip(numbers, numbers[1:])).most_common(1)[0][0]
+    if period < 2:
+        return None
+    on_phase = Counter(n % period for n in numbers).most_common(1)[0][1]
+    return period if on_phase >= 3 and on_phase >= 2 / 3 * len(numbers) else None
 
 
 def _overlap(
@@ -150,7 +155,10 @@ def detect(summary: dict[str, Any]) -> list[Finding]:
     label = rank_label(next(r for r in training_ranks(summary) if r["pid"] == worst["pid"]), summary)
     slow = worst["slow_steps"]
     mean_slow = sum(worst["slow_work_ns"]) / len(slow)
-    what = f"every {worst['period']} steps" if worst["period"] else f"{len(slow)} of {worst['steps']} steps"
+    if worst["period"]:
+        what = f"One step in {worst['period']} takes"
+    else:
+        what = f"{len(slow)} of {worst['steps']} steps take" if len(slow) > 1 else "One step takes"
     clause, recommendation = _explain(worst)
     share = sum(o["excess_ns"] for o in outliers) / sum(o["excess_ns"] / o["excess_share"] for o in outliers)
     cost_total = sum(round(o["excess_ns"] / o["steps"] * o["steps_seen"]) for o in outliers)
@@ -160,7 +168,7 @@ def detect(summary: dict[str, Any]) -> list[Finding]:
         Finding(
             id="step_time_outliers",
             title=(
-                f"{what.capitalize()} take {ms(mean_slow)} instead of {ms(worst['median_work_ns'])} "
+                f"{what} {ms(mean_slow)} instead of {ms(worst['median_work_ns'])} "
                 f"({label}, {100 * share:.0f}% of step time): {clause}"
             ),
             severity=severity,
