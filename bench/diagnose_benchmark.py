@@ -3,12 +3,17 @@
 
     python3 bench/diagnose_benchmark.py            # 1 M events, 5 runs each
     python3 bench/diagnose_benchmark.py --quick    # 200 k events, 3 runs each
+    python3 bench/diagnose_benchmark.py --baseline-pythonpath DIR   # also the summary of another build
+
 
 Writes the two-rank job of bench/report_benchmark.py (a ``step`` around four phases, kernels,
 copies and launches; the real TraceWriter) and runs, each in a fresh interpreter, the two
 commands as a user does: ``smprof summary --json`` and ``smprof diagnose --json`` (output
-discarded), alternating, and ``summarize()`` alone with the detectors timed apart. Prints the
-medians and the ratio diagnose / summary (the issue's bound: at most 1.5x). Nothing is asserted.
+discarded), alternating, and ``summarize()`` alone with the detectors timed apart. With
+``--baseline-pythonpath``, ``smprof summary --json`` of the smppy importable from that path (a
+build of the code before diagnosis, whose summary had no ``step_profile`` and no findings) runs
+in the same rotation. Prints the medians and the ratios diagnose / summary (the issue's bound:
+at most 1.5x). Nothing is asserted.
 """
 
 from __future__ import annotations
@@ -25,12 +30,14 @@ from pathlib import Path
 from report_benchmark import write_job
 
 
-def _command_seconds(command: str, trace: Path) -> float:
+def _command_seconds(command: str, trace: Path, pythonpath: str | None = None) -> float:
+    env = {**os.environ, "PYTHONPATH": pythonpath} if pythonpath else None
     started = time.perf_counter()
     subprocess.run(
         [sys.executable, "-m", "smppy.cli", command, "--json", str(trace)],
         stdout=subprocess.DEVNULL,
         check=True,
+        env=env,
     )
     return time.perf_counter() - started
 
@@ -70,6 +77,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="200 k events, 3 runs")
     parser.add_argument("--events", type=int, default=None)
+    parser.add_argument("--baseline-pythonpath", help="PYTHONPATH of a baseline build's smppy")
     parser.add_argument("--split", metavar="TRACE", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.split:
@@ -81,10 +89,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="smprof-diagnose-bench-") as tmp:
         trace = Path(tmp) / "job"
         written = write_job(trace, events)
-        summary, diagnose = [], []
-        for _ in range(repeat):  # alternating, so drifts in the machine's load hit both alike
+        summary, diagnose, baseline = [], [], []
+        for _ in range(repeat):  # alternating, so drifts in the machine's load hit all alike
             summary.append(_command_seconds("summary", trace))
             diagnose.append(_command_seconds("diagnose", trace))
+            if args.baseline_pythonpath:
+                baseline.append(_command_seconds("summary", trace, args.baseline_pythonpath))
         splits = [_split(trace) for _ in range(repeat)]
     s, d = _median(summary), _median(diagnose)
     print(f"{written:,} events, 2 ranks")
@@ -96,6 +106,10 @@ def main() -> None:
         f"{splits[0]['findings']} finding(s)"
     )
     print(f"ratio diagnose / summary: {d / s:.2f}x (bound 1.5x)")
+    if baseline:
+        b = _median(baseline)
+        print(f"baseline smprof summary --json: {b:.2f} s (median; {min(baseline):.2f}-{max(baseline):.2f})")
+        print(f"ratio diagnose / baseline summary: {d / b:.2f}x; summary / baseline summary: {s / b:.2f}x")
 
 
 if __name__ == "__main__":

@@ -132,28 +132,35 @@ void StepProfile::CloseStep(const internal::AnnotationRow& row, const Name* name
   step.gap_before_ns = start - window_start;
   // Phases: one level under the step on its thread, or at its level between
   // the previous step and this one; data waits at any depth on its thread.
-  std::map<const Name*, std::int64_t> phases;
   auto& pending = s.pending;
-  std::size_t kept = 0;
-  for (std::size_t i = 0; i < pending.size(); ++i) {
-    const PendingAnnotation& a = pending[i];
+  // Pending annotations are in start order (rows come sorted by start, frames in time order), so
+  // this step's own lie before the first that starts after it ends: only those are looked at.
+  std::size_t scanned = 0;
+  while (scanned < pending.size() && pending[scanned].start_ns < end) ++scanned;
+  std::size_t kept_from = scanned;  // pending[kept_from, scanned): the scanned ones a later step closes
+  for (std::size_t i = scanned; i-- > 0;) {
+    const PendingAnnotation a = pending[i];
     if (a.end_ns > end) {
-      pending[kept++] = a;  // not closed by this step: a later one's
+      pending[--kept_from] = a;
       continue;
     }
     if (a.tid != row.tid || a.start_ns < window_start) continue;
     const bool inside = a.start_ns >= start;
     const bool phase = (inside && a.depth == row.depth + 1) || (!inside && a.depth == row.depth);
-    if (phase) phases[a.name] += a.end_ns - a.start_ns;
+    if (phase) {
+      auto it = std::find_if(step.phases.begin(), step.phases.end(), [&](const auto& p) { return p.first == a.name; });
+      if (it == step.phases.end()) {
+        step.phases.emplace_back(a.name, a.end_ns - a.start_ns);
+      } else {
+        it->second += a.end_ns - a.start_ns;
+      }
+    }
     if (a.name->kind == Kind::kData && (phase || (inside ? a.depth > row.depth + 1 : a.depth > row.depth))) {
       step.data_wait_ns += a.end_ns - a.start_ns;
     }
   }
-  pending.resize(kept);
-  for (const auto& [phase, ns] : phases) {
-    step.phases.emplace_back(phase, ns);
-    s.phase_ns[phase] += ns;
-  }
+  pending.erase(pending.begin(), pending.begin() + static_cast<std::ptrdiff_t>(kept_from));
+  for (const auto& [phase, ns] : step.phases) s.phase_ns[phase] += ns;
   std::sort(step.phases.begin(), step.phases.end(),
             [](const auto& a, const auto& b) { return a.first->text < b.first->text; });
   auto& samples = s.pending_samples;
