@@ -120,6 +120,31 @@ TEST(StepProfile, SamplesOfSeveralCountersInOneFrameReachTheirSteps) {
       << json;
 }
 
+TEST(StepProfile, ManyStepsInOneFrameEachTakeTheirOwnChildren) {
+  // One frame of 1,000 steps, each with two children, and one range of another thread that spans
+  // them all (it waits, unclaimed, while every step closes).
+  FrameBuilder frame;
+  frame.Range("epoch", 0, 1'000'000, 0, 2);
+  for (std::int64_t i = 0; i < 1000; ++i) {
+    const std::int64_t start = i * 1000;
+    frame.Range("step", start, start + 900, 0)
+        .Range("load", start, start + 100, 1)
+        .Range("Forward", start + 100, start + 800, 1);
+  }
+  SummaryOptions options;
+  options.data_pattern = "load";
+  const std::string json = Profile(options, {frame});
+  EXPECT_NE(json.find(R"("steps_seen":1000,"cycle_time_ns":999900,"data_wait_ns":100000,)"), std::string::npos)
+      << json.substr(0, 400);
+  EXPECT_NE(json.find(R"("phases":[{"name":"Forward","total_ns":700000,"data":false},)"
+                      R"({"name":"load","total_ns":100000,"data":true}])"),
+            std::string::npos)
+      << json.substr(0, 400);
+  EXPECT_NE(json.find(R"("step":999,"start_wall_ns":999000,"dur_ns":900,"gap_before_ns":100,"data_wait_ns":100,)"
+                      R"("phases":{"Forward":700,"load":100})"),
+            std::string::npos);
+}
+
 TEST(StepProfile, KeepsTheFirstStepsAndTotalsThemAll) {
   SummaryOptions options;
   options.max_profiled_steps = 1;
