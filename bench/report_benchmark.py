@@ -98,20 +98,21 @@ def _frames(template, count: int):
         yield frame
 
 
-def write_job(directory: Path, events: int) -> int:
-    """Writes two ranks' files of about ``events`` events in all; returns the exact count."""
+def write_job(directory: Path, events: int, ranks: int = 2) -> int:
+    """Writes ``ranks`` ranks' files (one host each) of about ``events`` events in all;
+    returns the exact count."""
     import synthetic_trace as st
 
     template = _template_frame(st)
-    frames = max(1, round(events / (2 * STEPS_PER_FRAME * EVENTS_PER_STEP)))
-    for rank in range(2):
-        header = st.header(host=f"host-{rank}", rank=rank, world_size=2, job="bench", realtime_ns=10**18)
+    frames = max(1, round(events / (ranks * STEPS_PER_FRAME * EVENTS_PER_STEP)))
+    for rank in range(ranks):
+        header = st.header(host=f"host-{rank}", rank=rank, world_size=ranks, job="bench", realtime_ns=10**18)
         footer = st.pb().Footer(frames_written=frames)
         footer.stop.monotonic_ns = frames * STEPS_PER_FRAME * STEP_NS
         st.write_trace(
             directory / f"host-{rank}" / f"rank{rank}.smprof", header, _frames(template, frames), footer
         )
-    return 2 * frames * STEPS_PER_FRAME * EVENTS_PER_STEP
+    return ranks * frames * STEPS_PER_FRAME * EVENTS_PER_STEP
 
 
 def _measure_here(what: str, trace: str, out: str) -> None:

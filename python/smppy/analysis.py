@@ -1,14 +1,17 @@
 """The analysis of a job's traces: ``summarize(path)`` (the summary dict of
-docs/ANALYSIS.md, computed by the C++ aggregators in src/analysis/) and
-``load(path)`` (tables of kernels, copies, annotations, steps, counters and API
-calls for notebooks: pandas DataFrames when pandas is installed, else dicts of
-column lists)."""
+docs/ANALYSIS.md, computed by the C++ aggregators in src/analysis/), the same
+summary in parts that can be computed anywhere and merged (``job_streams``,
+``partial_summary``, ``merge_partial_summaries``, ``summary_from_partial``)
+and ``load(path)`` (tables of kernels, copies, annotations, steps, counters and
+API calls for notebooks: pandas DataFrames when pandas is installed, else dicts
+of column lists; lazy Dask DataFrames with ``engine="dask"``, ``_dask_tables.py``)."""
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from smppy import _smppy
@@ -16,6 +19,11 @@ from smppy import _smppy
 DEFAULT_STEP_PATTERN: str = _smppy.DEFAULT_STEP_PATTERN
 
 Progress = Callable[[int, int], None]
+
+# One process stream of a job: ``host``, ``rank``, ``pid``, ``session_index``,
+# ``worker_of_pid``, ``files`` (paths in file_index order), ``bytes``,
+# ``origin_ns`` (the job's earliest start); picklable (it travels as bytes).
+ProcessStream = _smppy.ProcessStream
 
 
 def _paths(path: str | os.PathLike[str] | list[str | os.PathLike[str]]) -> list[str]:
@@ -55,23 +63,85 @@ def summarize(
     return json.loads(text.decode("utf-8", errors="replace"))
 
 
+@dataclass(frozen=True)
+class JobStreams:
+    """The trace files of a job grouped into process streams (the files of
+    one process session, rotated ones in order), as the summary reads them;
+    ``warnings`` names the files skipped (headers that could not be read)."""
+
+    streams: list[ProcessStream]
+    warnings: list[str]
+
+
+def job_streams(path: str | os.PathLike[str] | list[str | os.PathLike[str]]) -> JobStreams:
+    """The process streams of every trace file under ``path`` (a file, a directory searched
+    recursively, or a list of them), sorted by host, rank, pid and session."""
+    streams, warnings = _smppy.job_streams(_paths(path))
+    return JobStreams(streams, warnings)
+
+
+def partial_summary(
+    streams: ProcessStream | Sequence[ProcessStream],
+    *,
+    step_pattern: str | None = None,
+    top_k: int = 15,
+    max_buckets: int = 200,
+    reorder_window_ns: int = 5_000_000_000,
+    progress: Progress | None = None,
+) -> bytes:
+    """The summary of some process streams of one job (from ``job_streams``) as a partial
+    summary: compact versioned bytes that ``merge_partial_summaries`` merges in any order
+    and grouping. The options are ``summarize``'s; partials merge only with partials of
+    the same options."""
+    items = [streams] if isinstance(streams, ProcessStream) else list(streams)
+    return _smppy.partial_summary(
+        items,
+        step_pattern=step_pattern or "",
+        top_k=top_k,
+        max_buckets=max_buckets,
+        reorder_window_ns=reorder_window_ns,
+        progress=progress,
+    )
+
+
+def merge_partial_summaries(partials: Iterable[bytes]) -> bytes:
+    """One partial summary holding every stream of ``partials`` (at least one). Raises
+    ValueError for damaged bytes, partials of other options or jobs, or a stream in two."""
+    return _smppy.merge_partial_summaries(list(partials))
+
+
+def summary_from_partial(partial: bytes, warnings: Sequence[str] = ()) -> dict[str, Any]:
+    """The summary dict of a partial summary: for the partials of every stream of a job,
+    merged, exactly ``summarize``'s. ``warnings``: the job's ``JobStreams.warnings``."""
+    text = _smppy.summary_from_partial(partial, list(warnings))
+    return json.loads(text.decode("utf-8", errors="replace"))
+
+
 TABLES = ("annotations", "steps", "kernels", "copies", "api_calls", "counters")
+ENGINES = ("pandas", "dask")
 
 
-def _frame(columns: dict[str, list[Any]]) -> Any:
-    """A pandas DataFrame of ``columns`` when pandas is importable, else the columns."""
+def table_frame(table: str, columns: dict[str, list[Any]]) -> Any:
+    """A pandas DataFrame of ``table``'s ``columns`` when pandas is importable, else the columns. The
+    dtypes come from the table's schema (``_smppy.table_schema``), so an empty table has them too."""
     try:
         import pandas
     except ImportError:
         return columns
-    return pandas.DataFrame(columns)
+    dtypes = {"int64": "int64", "float64": "float64", "string": str}
+    return pandas.DataFrame(
+        {
+            name: pandas.Series(columns[name], dtype=dtypes[kind])
+            for name, kind in _smppy.table_schema()[table]
+        }
+    )
 
 
 class Job:
     """Every event of a job as tables (see ``load``). ``warnings`` lists the
     files read only in part and why."""
 
-    def __init__(self, tables: dict[str, dict[str, list[Any]]], warnings: list[str]) -> None:
+    def __init__(self, tables: dict[str, Any], warnings: list[str]) -> None:
         self.warnings = warnings
         self._tables = tables
 
@@ -80,7 +150,10 @@ class Job:
         if name not in self._tables:
             loaded = ", ".join(self._tables)
             raise ValueError(f"table: {name!r} not loaded; valid: {', '.join(TABLES)}; loaded: {loaded}")
-        return _frame(self._tables[name])
+        return self._make_table(name)
+
+    def _make_table(self, name: str) -> Any:
+        return table_frame(name, self._tables[name])
 
     @property
     def annotations(self) -> Any:
@@ -112,13 +185,24 @@ def load(
     *,
     step_pattern: str | None = None,
     tables: tuple[str, ...] = TABLES,
+    engine: str = "pandas",
 ) -> Job:
     """Every event under ``path`` as tables on the job's wall clock
     (docs/ANALYSIS.md lists the columns). Holds all events in memory: for
     notebooks; ``summarize`` is the bounded-memory way. ``tables`` limits what
-    is decoded and kept (e.g. ``("steps",)`` to find a step's time window)."""
+    is decoded and kept (e.g. ``("steps",)`` to find a step's time window).
+
+    ``engine="dask"``: lazy Dask DataFrames instead, one partition per process
+    stream, read only when computed (same columns and dtypes); ``warnings``
+    then lists only the files whose header is unreadable."""
     unknown = set(tables) - set(TABLES)
     if unknown:
         raise ValueError(f"tables: unknown {sorted(unknown)}; valid: {', '.join(TABLES)}")
+    if engine not in ENGINES:
+        raise ValueError(f"engine: must be one of {', '.join(ENGINES)}, got {engine!r}")
+    if engine == "dask":
+        from smppy._dask_tables import load_lazy
+
+        return load_lazy(_paths(path), step_pattern=step_pattern or "", tables=tables)
     found, warnings = _smppy.read_tables(_paths(path), step_pattern=step_pattern or "", tables=set(tables))
     return Job(found, list(warnings))

@@ -141,6 +141,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "smppy.summary",
     "smppy.run",
     "smppy.diagnose.command",
+    "smppy.diff_command",
 )
 
 

@@ -1,5 +1,6 @@
 """``smprof export DIR --format chrome|perfetto -o FILE``: the job's timeline for ui.perfetto.dev and
-chrome://tracing (docs/EXPORT.md).
+chrome://tracing; ``--format parquet -o OUT/``: its tables as Parquet datasets (``parquet_export.py``)
+(docs/EXPORT.md).
 
 The C++ exporters (``_smppy.export_timeline``) stream the rank files frame by frame; this module finds
 the files, turns ``--ranks``, ``--start/--end`` and ``--steps`` into a rank list and a wall-clock
@@ -16,10 +17,12 @@ from typing import Any
 
 from smppy import _smppy
 from smppy._inputs import resolve_traces
+from smppy.parquet_export import DEFAULT_BATCH_ROWS, export_parquet
 from smppy.trace import find_trace_files
 
-FORMATS = ("chrome", "perfetto")
-DEFAULT_OUTPUT = {"chrome": "trace.json.gz", "perfetto": "trace.perfetto-trace"}
+TIMELINE_FORMATS = ("chrome", "perfetto")
+FORMATS = (*TIMELINE_FORMATS, "parquet")
+DEFAULT_OUTPUT = {"chrome": "trace.json.gz", "perfetto": "trace.perfetto-trace", "parquet": "parquet"}
 # --start/--end values at least this large are absolute wall-clock times (ns since the Unix epoch);
 # smaller ones are seconds since the job's start (1e12 s is 31,000 years: never a relative time).
 ABSOLUTE_NS_THRESHOLD = 1e12
@@ -99,8 +102,8 @@ def export_timeline(
     ``start``/``end``: seconds since the job's start, or absolute wall-clock ns (>= 1e12).
     ``steps``: (first, last) step numbers; the window runs from the first's start to the last's end.
     """
-    if format not in FORMATS:
-        raise ValueError(f"format must be one of: {', '.join(FORMATS)} (got '{format}')")
+    if format not in TIMELINE_FORMATS:
+        raise ValueError(f"format must be one of: {', '.join(TIMELINE_FORMATS)} (got '{format}')")
     path = resolve_traces(os.fspath(location))
     files = find_trace_files(path)
     start_ns = end_ns = None
@@ -128,7 +131,26 @@ def export_timeline(
     )
 
 
+def cmd_export_parquet(args: argparse.Namespace) -> int:
+    timeline_only = [flag for flag, value in (("--ranks", args.ranks), ("--start", args.start),
+                     ("--end", args.end), ("--steps", args.steps)) if value is not None]  # fmt: skip
+    if timeline_only:
+        raise ValueError(f"{', '.join(timeline_only)}: only for the timeline formats (chrome, perfetto)")
+    output = args.output or DEFAULT_OUTPUT["parquet"]
+    result = export_parquet(args.path, output, batch_rows=args.batch_rows)
+    for warning in result["warnings"]:
+        print(f"smprof: warning: {warning}", file=sys.stderr)
+    rows = ", ".join(f"{table} {n}" for table, n in result["rows"].items())
+    print(
+        f"{output}: parquet datasets (rows: {rows}) from {result['streams']} process stream(s),"
+        f" {result['files']} file(s)"
+    )
+    return 0
+
+
 def cmd_export(args: argparse.Namespace) -> int:
+    if args.format == "parquet":
+        return cmd_export_parquet(args)
     ranks = parse_int_ranges(args.ranks, "--ranks") if args.ranks else None
     steps = None
     if args.steps:
@@ -159,17 +181,26 @@ def cmd_export(args: argparse.Namespace) -> int:
 def add_parser(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "export",
-        help="the timeline as a Chrome JSON or Perfetto trace (ui.perfetto.dev, chrome://tracing)",
+        help="the timeline as a Chrome JSON or Perfetto trace (ui.perfetto.dev, chrome://tracing),"
+        " or the tables as Parquet datasets",
         description="Writes the job's timeline: every rank on one wall clock, threads' annotations, CUDA API "
-        "calls, GPU streams with launch->kernel arrows, counters. docs/EXPORT.md describes it.",
+        "calls, GPU streams with launch->kernel arrows, counters; or (--format parquet) the tables of "
+        "smppy.analysis.load as Parquet datasets partitioned by host and rank, for DuckDB, pandas, Dask, "
+        "Spark. docs/EXPORT.md describes both.",
     )
     p.add_argument("path", help="a trace file or a directory of them (searched recursively)")
-    p.add_argument("--format", choices=FORMATS, default="chrome", help="chrome (JSON) or perfetto (protobuf)")
+    p.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="chrome",
+        help="chrome (JSON) or perfetto (protobuf) timeline, or parquet tables",
+    )
     p.add_argument(
         "-o",
         "--output",
         help="output file, gzipped if it ends in .gz"
-        " (default: trace.json.gz for chrome, trace.perfetto-trace for perfetto)",
+        " (default: trace.json.gz for chrome, trace.perfetto-trace for perfetto);"
+        " for parquet a folder that gets one dataset per table (default: parquet)",
     )
     p.add_argument("--ranks", help="only these ranks, e.g. 0,2-3")
     p.add_argument(
@@ -186,5 +217,11 @@ def add_parser(subparsers: Any) -> None:
         type=int,
         default=10_000,
         help="most buckets of each GPU utilization counter (1 ms wide, doubled until the job fits)",
+    )
+    p.add_argument(
+        "--batch-rows",
+        type=int,
+        default=DEFAULT_BATCH_ROWS,
+        help="parquet: most rows of a table held in memory and written as one row group",
     )
     p.set_defaults(func=cmd_export)

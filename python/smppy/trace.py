@@ -11,8 +11,9 @@ their magic bytes whatever their names (``*.smprof``, SageMaker Profiler's
 
 With file rotation (RotateIntervalS) a session writes several files, each
 complete and readable alone: ``rank0.smprof``, ``rank0.0001.smprof``, ...
-``find_trace_files`` lists them in that order, and ``session_files`` groups
-them by session in ``file_index`` order, to be read as one stream.
+``find_trace_files`` lists them in that order, and
+``smppy.analysis.job_streams`` groups them by session in ``file_index`` order,
+to be read as one stream.
 """
 
 from __future__ import annotations
@@ -65,17 +66,6 @@ def find_trace_files(path: str | os.PathLike[str]) -> list[Path]:
     if not p.is_dir():
         raise FileNotFoundError(f"no such file or directory: {p}")
     return sorted((f for f in p.rglob("*") if f.is_file() and _looks_like_trace(f)), key=_session_order)
-
-
-def session_files(path: str | os.PathLike[str]) -> list[list[Path]]:
-    """The trace files under ``path`` grouped by session (one list per rank and session,
-    identified by job, host, pid and session index), each in ``file_index`` order."""
-    sessions: dict[tuple[Any, ...], list[tuple[int, Path]]] = {}
-    for file in find_trace_files(path):
-        h = open_trace(file).header
-        key = (h["job"], h["host"], h["pid"], h["session_index"], h["forked_child"])
-        sessions.setdefault(key, []).append((h["file_index"], file))
-    return [[f for _, f in sorted(files)] for files in sessions.values()]
 
 
 @dataclass

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "analysis/stream_order.h"
+
 namespace smprof::analysis {
 
 void AnnotationMetrics::BeginStream(const ProcessStream& stream) {
@@ -43,6 +45,41 @@ bool AnnotationMetrics::AddFrame(const TraceFileEntry& file, const internal::Fra
   span->Extend(rows.front().start_ns + file.wall_offset_ns, end + file.wall_offset_ns);
   return true;
 }
+
+void AnnotationMetrics::Save(PartialEncoder& out) const {
+  std::vector<std::pair<const std::string*, const NameSlot*>> by_name;  // sorted: the same state, the same bytes
+  for (const auto& [name, slot] : names_) by_name.emplace_back(&name, slot.get());
+  std::sort(by_name.begin(), by_name.end(), [](const auto& a, const auto& b) { return *a.first < *b.first; });
+  out.Uint(by_name.size());
+  for (const auto& [name, slot] : by_name) {
+    out.String(*name);
+    slot->durations.Save(out);
+  }
+  out.Uint(streams_.size());
+  for (const auto& s : streams_) {
+    out.String(s->host);
+    out.Int(s->rank);
+    out.Int(s->pid);
+    out.Uint(s->annotations);
+    s->steps.Save(out);
+  }
+}
+
+void AnnotationMetrics::MergeFrom(PartialDecoder& in) {
+  for (std::size_t n = in.Count(); n > 0; --n) SlotFor(in.String())->durations.MergeFrom(in);
+  for (std::size_t n = in.Count(); n > 0; --n) {
+    auto s = std::make_unique<StreamSteps>();
+    s->host = in.String();
+    s->rank = static_cast<std::int32_t>(in.Int());
+    s->pid = in.Int();
+    s->annotations = in.Uint();
+    s->steps.MergeFrom(in);
+    streams_.push_back(std::move(s));
+  }
+  stream_ = nullptr;
+}
+
+void AnnotationMetrics::ReorderStreams(const std::vector<std::size_t>& order) { Reorder(streams_, order); }
 
 void AnnotationMetrics::WriteAnnotations(JsonWriter& out) const {
   std::vector<std::pair<const std::string*, const LogHistogram*>> sorted;

@@ -12,6 +12,7 @@
 #include "analysis/job_reader.h"
 #include "analysis/json_writer.h"
 #include "analysis/log_histogram.h"
+#include "analysis/partial_codec.h"
 #include "analysis/stats_json.h"
 #include "analysis/step_matcher.h"
 #include "analysis/summary_options.h"
@@ -33,6 +34,13 @@ class AnnotationMetrics {
 
   void WriteAnnotations(JsonWriter& out) const;                        // the "annotations" list
   void WriteSteps(const std::string& pattern, JsonWriter& out) const;  // the "steps" object
+
+  // Partial summaries (docs/ANALYSIS.md): Save writes the state after
+  // EndStream; MergeFrom merges a saved state in, its streams after these;
+  // ReorderStreams puts the streams in `order` (indexes into them).
+  void Save(PartialEncoder& out) const;
+  void MergeFrom(PartialDecoder& in);
+  void ReorderStreams(const std::vector<std::size_t>& order);
 
  private:
   struct StreamSteps {

@@ -36,12 +36,14 @@ class PendingById {
     return true;
   }
 
+  // Forgets every entry and the eviction count (a new process stream).
   void Clear() {
     values_.Clear();
     order_.clear();
     newest_ns_ = 0;
+    evicted_ = 0;
   }
-  std::uint64_t evicted() const { return evicted_; }
+  std::uint64_t evicted() const { return evicted_; }  // since the last Clear
 
  private:
   struct Entry {

@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "analysis/stream_order.h"
+
 namespace smprof::analysis {
 
 namespace {
@@ -79,6 +81,51 @@ std::int64_t CpuMetrics::min_bucket_width() const {
     width = std::max({width, s->weighted_percent->width_ns(), s->weight_ns->width_ns()});
   return width;
 }
+
+void CpuMetrics::Save(PartialEncoder& out) const {
+  out.Uint(streams_.size());
+  for (const auto& s : streams_) {
+    out.String(s->host);
+    out.Int(s->rank);
+    out.Int(s->pid);
+    out.Uint(s->samples);
+    out.Double(s->machine.value_x_ns);
+    out.Int(s->machine.ns);
+    out.Uint(s->cores.size());
+    for (const auto& [core, w] : s->cores) {
+      out.Int(core);
+      out.Double(w.value_x_ns);
+      out.Int(w.ns);
+    }
+    s->weighted_percent->Save(out);
+    s->weight_ns->Save(out);
+  }
+}
+
+void CpuMetrics::MergeFrom(PartialDecoder& in) {
+  for (std::size_t n = in.Count(); n > 0; --n) {
+    auto s = std::make_unique<StreamCpu>();
+    s->host = in.String();
+    s->rank = static_cast<std::int32_t>(in.Int());
+    s->pid = in.Int();
+    s->samples = in.Uint();
+    s->machine.value_x_ns = in.Double();
+    s->machine.ns = in.Int();
+    for (std::size_t cores = in.Count(); cores > 0; --cores) {
+      Weighted& w = s->cores[static_cast<int>(in.Int())];
+      w.value_x_ns = in.Double();
+      w.ns = in.Int();
+    }
+    s->weighted_percent = std::make_unique<BucketSeries>(origin_ns_, max_buckets_);
+    s->weighted_percent->Restore(in);
+    s->weight_ns = std::make_unique<BucketSeries>(origin_ns_, max_buckets_);
+    s->weight_ns->Restore(in);
+    streams_.push_back(std::move(s));
+  }
+  stream_ = nullptr;
+}
+
+void CpuMetrics::ReorderStreams(const std::vector<std::size_t>& order) { Reorder(streams_, order); }
 
 std::vector<const CpuMetrics::StreamCpu*> CpuMetrics::HostSources() const {
   std::map<std::string, const StreamCpu*> by_host;

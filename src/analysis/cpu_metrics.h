@@ -14,6 +14,7 @@
 
 #include "analysis/job_reader.h"
 #include "analysis/json_writer.h"
+#include "analysis/partial_codec.h"
 #include "analysis/summary_options.h"
 #include "analysis/time_buckets.h"
 #include "trace/frame_rows.h"
@@ -36,6 +37,13 @@ class CpuMetrics {
   // The "cpu" object, and the timeline's "cpu_per_node" list.
   void WriteCpu(JsonWriter& out) const;
   void WriteTimeline(std::int64_t width_ns, int buckets, JsonWriter& out) const;
+
+  // Partial summaries (docs/ANALYSIS.md): Save writes the state after a
+  // stream; MergeFrom appends a saved state's streams (CPU metrics are all
+  // per stream); ReorderStreams puts the streams in `order`.
+  void Save(PartialEncoder& out) const;
+  void MergeFrom(PartialDecoder& in);
+  void ReorderStreams(const std::vector<std::size_t>& order);
 
  private:
   struct Weighted {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "analysis/stream_order.h"
+
 namespace smprof::analysis {
 
 namespace {
@@ -25,6 +27,41 @@ std::size_t MemoryOpIndex(const internal::GpuActivityRow& row) {
     default:
       return 5;
   }
+}
+
+template <typename Totals>
+void SaveTotals(const Totals& t, PartialEncoder& out) {
+  out.Uint(t.count);
+  out.Int(t.time_ns);
+  out.Uint(t.bytes);
+}
+
+template <typename Totals>
+void MergeTotals(PartialDecoder& in, Totals* t) {
+  t->count += in.Uint();
+  t->time_ns += in.Int();
+  t->bytes += in.Uint();
+}
+
+template <typename Totals, std::size_t N>
+void SaveTotalsArray(const std::array<Totals, N>& all, PartialEncoder& out) {
+  out.Uint(N);
+  for (const Totals& t : all) SaveTotals(t, out);
+}
+
+template <typename Totals, std::size_t N>
+void MergeTotalsArray(PartialDecoder& in, std::array<Totals, N>* all) {
+  if (in.Uint() != N) throw std::invalid_argument("partial summary damaged: a GPU totals table of another length");
+  for (Totals& t : *all) MergeTotals(in, &t);
+}
+
+// A map's entries sorted by key: the same state saves as the same bytes.
+template <typename Map>
+std::vector<const typename Map::value_type*> ByKey(const Map& map) {
+  std::vector<const typename Map::value_type*> out;
+  for (const auto& entry : map) out.push_back(&entry);
+  std::sort(out.begin(), out.end(), [](const auto* a, const auto* b) { return a->first < b->first; });
+  return out;
 }
 
 double Share(std::int64_t part, std::int64_t total) {
@@ -250,6 +287,87 @@ void GpuMetrics::EndStream(const WallSpan& stream_span) {
   evicted_correlations_ += api_starts_.evicted() + kernels_waiting_for_api_.evicted() + annotation_of_.evicted() +
                            work_waiting_for_annotation_.evicted();
 }
+
+void GpuMetrics::Save(PartialEncoder& out) const {
+  out.Uint(rows_seen_);
+  out.Uint(evicted_correlations_);
+  SaveTotalsArray(activity_, out);
+  SaveTotalsArray(memory_ops_, out);
+  SaveTotalsArray(precision_, out);
+  out.Uint(kernels_.size());
+  for (const auto* kernel : ByKey(kernels_)) {
+    out.String(kernel->first);
+    SaveTotals(kernel->second, out);
+  }
+  out.Uint(annotations_.size());
+  for (const auto* annotation : ByKey(annotations_)) {
+    const AnnotationGpu& a = annotation->second;
+    out.String(annotation->first);
+    out.Int(a.gpu_time_ns);
+    out.Uint(a.activities);
+    out.Int(a.inferred_time_ns);
+    out.Uint(a.inferred_activities);
+  }
+  launch_latency_.Save(out);
+  out.Uint(streams_.size());
+  for (const auto& s : streams_) {
+    out.String(s->host);
+    out.Int(s->rank);
+    out.Int(s->pid);
+    out.Uint(s->devices.size());
+    for (const auto& [id, device] : s->devices) {
+      out.Uint(id);
+      out.Int(device.span_ns);
+      device.union_ns->Save(out);
+      device.busy->Save(out);
+    }
+    out.Uint(s->device_info.size());
+    for (const auto& [id, info] : s->device_info) {
+      out.Uint(id);
+      out.Message(info);
+    }
+  }
+}
+
+void GpuMetrics::MergeFrom(PartialDecoder& in) {
+  rows_seen_ += in.Uint();
+  evicted_correlations_ += in.Uint();
+  MergeTotalsArray(in, &activity_);
+  MergeTotalsArray(in, &memory_ops_);
+  MergeTotalsArray(in, &precision_);
+  for (std::size_t n = in.Count(); n > 0; --n) MergeTotals(in, &kernels_[in.String()]);
+  for (std::size_t n = in.Count(); n > 0; --n) {
+    AnnotationGpu& a = annotations_[in.String()];
+    a.gpu_time_ns += in.Int();
+    a.activities += in.Uint();
+    a.inferred_time_ns += in.Int();
+    a.inferred_activities += in.Uint();
+  }
+  launch_latency_.MergeFrom(in);
+  for (std::size_t n = in.Count(); n > 0; --n) {
+    auto s = std::make_unique<Stream>();
+    s->host = in.String();
+    s->rank = static_cast<std::int32_t>(in.Int());
+    s->pid = in.Int();
+    for (std::size_t devices = in.Count(); devices > 0; --devices) {
+      Device& device = s->devices[static_cast<std::uint32_t>(in.Uint())];
+      device.span_ns = in.Int();
+      device.busy = std::make_unique<BucketSeries>(origin_ns_, options_.max_buckets);
+      device.union_ns =
+          std::make_unique<IntervalUnion>(options_.reorder_window_ns, options_.max_pending, device.busy.get());
+      device.union_ns->Restore(in);
+      device.busy->Restore(in);
+    }
+    for (std::size_t infos = in.Count(); infos > 0; --infos) {
+      const auto id = static_cast<std::uint32_t>(in.Uint());
+      in.Message(&s->device_info[id]);
+    }
+    streams_.push_back(std::move(s));
+  }
+  stream_ = nullptr;
+}
+
+void GpuMetrics::ReorderStreams(const std::vector<std::size_t>& order) { Reorder(streams_, order); }
 
 std::int64_t GpuMetrics::stream_active_ns() const {
   std::int64_t total = 0;

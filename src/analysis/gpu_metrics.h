@@ -25,6 +25,7 @@
 #include "analysis/json_writer.h"
 #include "analysis/log_histogram.h"
 #include "analysis/open_range_search.h"
+#include "analysis/partial_codec.h"
 #include "analysis/stats_json.h"
 #include "analysis/summary_options.h"
 #include "analysis/time_buckets.h"
@@ -54,6 +55,14 @@ class GpuMetrics {
   void WriteGpu(const std::string& reason, JsonWriter& out) const;
   void WriteDevices(JsonWriter& out) const;
   void WriteTimeline(std::int64_t width_ns, int buckets, JsonWriter& out) const;
+
+  // Partial summaries (docs/ANALYSIS.md): Save writes the state after
+  // EndStream (the joins are per stream and empty then); MergeFrom adds a
+  // saved state's totals and appends its streams; ReorderStreams puts the
+  // streams in `order`.
+  void Save(PartialEncoder& out) const;
+  void MergeFrom(PartialDecoder& in);
+  void ReorderStreams(const std::vector<std::size_t>& order);
 
  private:
   struct Totals {

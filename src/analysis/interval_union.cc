@@ -1,6 +1,7 @@
 #include "analysis/interval_union.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 namespace smprof::analysis {
 
@@ -38,6 +39,20 @@ void IntervalUnion::Flush() {
   while (pending() > 0) MergeEarliest();
   if (open_) Emit(open_start_, open_end_);
   open_ = false;
+}
+
+void IntervalUnion::Save(PartialEncoder& out) const {
+  if (pending() > 0 || open_) throw std::logic_error("IntervalUnion::Save: not flushed");
+  out.Int(union_ns_);
+  out.Uint(late_records_);
+}
+
+void IntervalUnion::Restore(PartialDecoder& in) {
+  if (union_ns_ != 0 || late_records_ != 0 || pending() > 0 || open_) {
+    throw std::logic_error("IntervalUnion::Restore: the union holds data already");
+  }
+  union_ns_ = in.Int();
+  late_records_ = in.Uint();
 }
 
 void IntervalUnion::Merge(std::int64_t start_ns, std::int64_t end_ns) {

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "analysis/partial_codec.h"
 #include "analysis/time_buckets.h"
 
 namespace smprof::analysis {
@@ -30,6 +31,12 @@ class IntervalUnion {
 
   std::int64_t union_ns() const { return union_ns_; }
   std::uint64_t late_records() const { return late_records_; }
+
+  // The partial-summary codec, once flushed (its buckets are saved with
+  // their owner). A union belongs to one process stream, which one partial
+  // holds whole: Restore refills a new union, it does not merge.
+  void Save(PartialEncoder& out) const;
+  void Restore(PartialDecoder& in);
 
  private:
   using Interval = std::pair<std::int64_t, std::int64_t>;

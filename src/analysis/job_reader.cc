@@ -79,46 +79,67 @@ JobReader::JobReader(const std::vector<std::string>& paths) {
       s.worker_of_pid = parent->second;
     }
   }
-  std::sort(streams_.begin(), streams_.end(), [](const ProcessStream& a, const ProcessStream& b) {
-    return std::tie(a.host, a.rank, a.pid, a.session_index) < std::tie(b.host, b.rank, b.pid, b.session_index);
-  });
+  std::sort(streams_.begin(), streams_.end(),
+            [](const ProcessStream& a, const ProcessStream& b) { return StreamKey(a) < StreamKey(b); });
+  bool first = true;
+  for (const ProcessStream& stream : streams_) {
+    for (const TraceFileEntry& file : stream.files) {
+      const std::int64_t start = file.header.start().realtime_ns();
+      origin_ns_ = first ? start : std::min(origin_ns_, start);
+      first = false;
+    }
+  }
+}
+
+std::string ReadProblemWarning(const FileReadResult& result) {
+  return result.problem.empty() ? "" : result.file->path + ": " + result.problem;
+}
+
+void ReadStream(const ProcessStream& stream, FrameVisitor& visitor, std::vector<std::string>* warnings,
+                const std::function<void(std::uint64_t done_bytes)>& progress) {
+  std::uint64_t done_bytes = 0;
+  trace::Frame frame;
+  internal::FrameRows rows;  // its buffers are reused from frame to frame
+  visitor.BeginStream(stream);
+  for (const TraceFileEntry& file : stream.files) {
+    FileReadResult result;
+    result.file = &file;
+    std::unique_ptr<TraceReader> reader;
+    const Status status = TraceReader::Open(file.path, &reader);
+    if (!status.ok()) {
+      result.problem = status.message();
+    } else {
+      const bool rows_wanted = visitor.ReadsRows();
+      while (rows_wanted ? reader->NextFrame(&rows) : reader->NextFrame(&frame)) {
+        ++result.frames;
+        if (rows_wanted) {
+          visitor.OnFrameRows(file, rows);
+        } else {
+          visitor.OnFrame(file, frame);
+        }
+        // A file still being written may have grown since it was listed.
+        if (progress) progress(done_bytes + std::min(reader->bytes_read(), file.bytes));
+      }
+      result.has_footer = reader->has_footer();
+      if (result.has_footer) result.footer = reader->footer();
+      result.problem = reader->problem();
+    }
+    if (!result.problem.empty()) warnings->push_back(ReadProblemWarning(result));
+    visitor.EndFile(result);
+    done_bytes += file.bytes;
+    if (progress) progress(done_bytes);
+  }
+  visitor.EndStream();
 }
 
 void JobReader::Read(FrameVisitor& visitor, const ProgressCallback& progress) {
   std::uint64_t done_bytes = 0;
-  trace::Frame frame;
-  internal::FrameRows rows;  // its buffers are reused from frame to frame
   for (const ProcessStream& stream : streams_) {
-    visitor.BeginStream(stream);
-    for (const TraceFileEntry& file : stream.files) {
-      FileReadResult result;
-      result.file = &file;
-      std::unique_ptr<TraceReader> reader;
-      const Status status = TraceReader::Open(file.path, &reader);
-      if (!status.ok()) {
-        result.problem = status.message();
-      } else {
-        const bool rows_wanted = visitor.ReadsRows();
-        while (rows_wanted ? reader->NextFrame(&rows) : reader->NextFrame(&frame)) {
-          ++result.frames;
-          if (rows_wanted) {
-            visitor.OnFrameRows(file, rows);
-          } else {
-            visitor.OnFrame(file, frame);
-          }
-          // A file still being written may have grown since it was listed.
-          if (progress) progress(done_bytes + std::min(reader->bytes_read(), file.bytes), total_bytes_);
-        }
-        result.has_footer = reader->has_footer();
-        if (result.has_footer) result.footer = reader->footer();
-        result.problem = reader->problem();
-      }
-      if (!result.problem.empty()) warnings_.push_back(file.path + ": " + result.problem);
-      visitor.EndFile(result);
-      done_bytes += file.bytes;
-      if (progress) progress(done_bytes, total_bytes_);
-    }
-    visitor.EndStream();
+    std::function<void(std::uint64_t)> stream_progress;
+    if (progress)
+      stream_progress = [&](std::uint64_t stream_done) { progress(done_bytes + stream_done, total_bytes_); };
+    ReadStream(stream, visitor, &warnings_, stream_progress);
+    for (const TraceFileEntry& file : stream.files) done_bytes += file.bytes;
   }
 }
 

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "smprof/trace.pb.h"
@@ -39,6 +40,9 @@ struct ProcessStream {
   std::int64_t worker_of_pid = 0;
   std::vector<TraceFileEntry> files;  // by file_index
 };
+
+// The order of a job's streams (JobReader::streams, merged partial summaries).
+inline auto StreamKey(const ProcessStream& s) { return std::tie(s.host, s.rank, s.pid, s.session_index); }
 
 // What reading one file found.
 struct FileReadResult {
@@ -68,6 +72,15 @@ class FrameVisitor {
 // Called after each frame and each file with the bytes read so far and in all.
 using ProgressCallback = std::function<void(std::uint64_t done_bytes, std::uint64_t total_bytes)>;
 
+// The warning a damaged file adds ("PATH: truncated ..."), or "" for a good one.
+std::string ReadProblemWarning(const FileReadResult& result);
+
+// Streams every frame of `stream`'s files to `visitor`, from BeginStream to
+// EndStream; each damaged file adds its ReadProblemWarning to `warnings`.
+// `progress` (may be empty) gets the bytes of this stream read so far.
+void ReadStream(const ProcessStream& stream, FrameVisitor& visitor, std::vector<std::string>* warnings,
+                const std::function<void(std::uint64_t done_bytes)>& progress = nullptr);
+
 class JobReader {
  public:
   // Lists and opens (headers only) every trace file under `paths`. Unreadable
@@ -78,6 +91,9 @@ class JobReader {
   const std::vector<ProcessStream>& streams() const { return streams_; }
   const std::vector<std::string>& warnings() const { return warnings_; }
   std::uint64_t total_bytes() const { return total_bytes_; }
+  // The earliest header start (wall clock) among the files: the origin of the
+  // summary's time buckets; 0 without files.
+  std::int64_t origin_ns() const { return origin_ns_; }
 
   // Streams every frame of every stream to `visitor`; damaged files add a
   // warning. May be called more than once.
@@ -87,6 +103,7 @@ class JobReader {
   std::vector<ProcessStream> streams_;
   std::vector<std::string> warnings_;
   std::uint64_t total_bytes_ = 0;
+  std::int64_t origin_ns_ = 0;
 };
 
 // Every trace file at or below `path` (by its magic bytes, whatever its name,

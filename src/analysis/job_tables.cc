@@ -1,8 +1,10 @@
 #include "analysis/job_tables.h"
 
 #include <cassert>
+#include <stdexcept>
 
 #include "analysis/step_matcher.h"
+#include "analysis/summary_options.h"
 #include "trace/frame_codec.h"
 #include "trace/gpu_codec.h"
 
@@ -25,8 +27,15 @@ const char* PrecisionName(std::uint32_t precision) {
 
 class TableBuilder : public FrameVisitor {
  public:
-  TableBuilder(const std::string& step_pattern, const std::set<std::string>& wanted, JobTables* tables)
-      : steps_matcher_(step_pattern), tables_(*tables) {
+  // With `on_batch`, a table's rows are handed over (and dropped) whenever it
+  // holds `batch_rows` of them and at the end of each stream.
+  TableBuilder(const std::string& step_pattern, const std::set<std::string>& wanted, JobTables* tables,
+               std::size_t batch_rows = 0, TableBatchSink on_batch = nullptr, StreamEndSink on_stream_end = nullptr)
+      : steps_matcher_(step_pattern),
+        tables_(*tables),
+        batch_rows_(batch_rows),
+        on_batch_(std::move(on_batch)),
+        on_stream_end_(std::move(on_stream_end)) {
     tables_.emplace("annotations", ColumnTable{{"host", Type::kString},
                                                {"rank", Type::kInt},
                                                {"pid", Type::kInt},
@@ -152,7 +161,14 @@ class TableBuilder : public FrameVisitor {
   }
 
   void EndFile(const FileReadResult&) override {}
-  void EndStream() override {}
+
+  void EndStream() override {
+    if (!on_batch_) return;
+    for (auto& [name, table] : tables_) {
+      if (table.rows() > 0) Flush(name, table);
+    }
+    if (on_stream_end_) on_stream_end_(*stream_);
+  }
 
   std::vector<std::string> warnings;
 
@@ -162,7 +178,20 @@ class TableBuilder : public FrameVisitor {
     return it == tables_.end() ? nullptr : &it->second;
   }
 
-  ColumnTable& Process(ColumnTable& table) { return table.String(stream_->host).Int(stream_->rank).Int(stream_->pid); }
+  // Starts a row of `table` with the stream's columns; a full batch is handed over first.
+  ColumnTable& Process(ColumnTable& table) {
+    if (on_batch_ && table.rows() >= batch_rows_) {
+      for (auto& [name, candidate] : tables_) {
+        if (&candidate == &table) Flush(name, table);
+      }
+    }
+    return table.String(stream_->host).Int(stream_->rank).Int(stream_->pid);
+  }
+
+  void Flush(const std::string& name, ColumnTable& table) {
+    on_batch_(name, *stream_, table);
+    table.Clear();
+  }
 
   bool Check(const Status& status, const TraceFileEntry& file) {
     if (!status.ok()) warnings.push_back(file.path + ": frame skipped in part: " + status.message());
@@ -199,6 +228,9 @@ class TableBuilder : public FrameVisitor {
 
   StepMatcher steps_matcher_;
   JobTables& tables_;
+  const std::size_t batch_rows_;
+  const TableBatchSink on_batch_;
+  const StreamEndSink on_stream_end_;
   const ProcessStream* stream_ = nullptr;
   std::int64_t next_ordinal_ = 0;
   std::vector<internal::AnnotationRow> annotations_;
@@ -215,6 +247,28 @@ ColumnTable::ColumnTable(std::initializer_list<std::pair<const char*, Column::Ty
     columns_.back().name = name;
     columns_.back().type = type;
   }
+}
+
+std::size_t ColumnTable::rows() const {
+  const Column& first = columns_.front();
+  switch (first.type) {
+    case Column::Type::kInt:
+      return first.ints.size();
+    case Column::Type::kDouble:
+      return first.doubles.size();
+    case Column::Type::kString:
+      return first.strings.size();
+  }
+  return 0;
+}
+
+void ColumnTable::Clear() {
+  for (Column& column : columns_) {
+    column.ints.clear();
+    column.doubles.clear();
+    column.strings.clear();
+  }
+  next_ = 0;
 }
 
 Column& ColumnTable::Next(Column::Type type) {
@@ -234,6 +288,24 @@ JobTables ReadJobTables(const std::vector<std::string>& paths, const std::string
   *warnings = reader.warnings();
   warnings->insert(warnings->end(), builder.warnings.begin(), builder.warnings.end());
   return tables;
+}
+
+JobTables EmptyJobTables() {
+  JobTables tables;
+  TableBuilder builder(kDefaultStepPattern, {}, &tables);
+  return tables;
+}
+
+void ReadJobTableBatches(const std::vector<std::string>& paths, const std::string& step_pattern,
+                         const std::set<std::string>& wanted, std::size_t batch_rows, const TableBatchSink& on_batch,
+                         const StreamEndSink& on_stream_end, std::vector<std::string>* warnings) {
+  if (batch_rows == 0) throw std::invalid_argument("batch_rows: must be >= 1");
+  JobTables tables;
+  TableBuilder builder(step_pattern, wanted, &tables, batch_rows, on_batch, on_stream_end);
+  JobReader reader(paths);
+  reader.Read(builder);
+  *warnings = reader.warnings();
+  warnings->insert(warnings->end(), builder.warnings.begin(), builder.warnings.end());
 }
 
 }  // namespace smprof::analysis

@@ -1,9 +1,12 @@
 // ReadJobTables: every event of a job as column tables for notebooks
 // (smppy.analysis.load; docs/ANALYSIS.md lists the tables and columns).
 // Unlike the summary this holds every event in memory, by design.
+// ReadJobTableBatches: the same rows in bounded batches, for exports that
+// stream (smprof export --format parquet, docs/EXPORT.md).
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -30,6 +33,9 @@ class ColumnTable {
   ColumnTable& Double(double value) { return Next(Column::Type::kDouble).doubles.push_back(value), *this; }
   ColumnTable& String(std::string_view value) { return Next(Column::Type::kString).strings.emplace_back(value), *this; }
   const std::vector<Column>& columns() const { return columns_; }
+  std::size_t rows() const;
+  // Drops every row, keeping the schema (and the columns' capacity).
+  void Clear();
 
  private:
   Column& Next(Column::Type type);
@@ -45,5 +51,22 @@ using JobTables = std::map<std::string, ColumnTable>;
 // to `warnings`.
 JobTables ReadJobTables(const std::vector<std::string>& paths, const std::string& step_pattern,
                         const std::set<std::string>& wanted, std::vector<std::string>* warnings);
+
+// Every table with its columns and no rows: the schema of ReadJobTables.
+JobTables EmptyJobTables();
+
+// Receives each batch: at most `batch_rows` rows of one table, all from one process stream.
+using TableBatchSink =
+    std::function<void(const std::string& table, const ProcessStream& stream, const ColumnTable& batch)>;
+// Called after a process stream's last batch.
+using StreamEndSink = std::function<void(const ProcessStream& stream)>;
+
+// The rows of ReadJobTables, in the same order, handed to `on_batch` as they are
+// read: memory is bounded by `batch_rows` per table, whatever the job's size.
+// Throws std::regex_error for a bad step pattern, std::invalid_argument for
+// batch_rows 0. Damaged files add to `warnings`.
+void ReadJobTableBatches(const std::vector<std::string>& paths, const std::string& step_pattern,
+                         const std::set<std::string>& wanted, std::size_t batch_rows, const TableBatchSink& on_batch,
+                         const StreamEndSink& on_stream_end, std::vector<std::string>* warnings);
 
 }  // namespace smprof::analysis

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 namespace smprof::analysis {
 
@@ -49,6 +50,43 @@ void LogHistogram::Merge(const LogHistogram& other) {
   max_ = count_ ? std::max(max_, other.max_) : other.max_;
   count_ += other.count_;
   total_ += other.total_;
+}
+
+void LogHistogram::Save(PartialEncoder& out) const {
+  out.Uint(count_);
+  if (count_ == 0) return;
+  out.Int(total_);
+  out.Int(min_);
+  out.Int(max_);
+  std::size_t used = 0;
+  for (const std::uint64_t c : counts_) used += c != 0;
+  out.Uint(used);
+  std::size_t previous = 0;  // indexes as gaps from the previous used one
+  for (std::size_t i = 0; i < counts_.size(); ++i) {
+    if (counts_[i] == 0) continue;
+    out.Uint(i - previous);
+    out.Uint(counts_[i]);
+    previous = i;
+  }
+}
+
+void LogHistogram::MergeFrom(PartialDecoder& in) {
+  LogHistogram saved;
+  saved.count_ = in.Uint();
+  if (saved.count_ == 0) return;
+  saved.total_ = in.Int();
+  saved.min_ = in.Int();
+  saved.max_ = in.Int();
+  const std::size_t used = in.Count();
+  std::size_t index = 0;
+  for (std::size_t n = 0; n < used; ++n) {
+    index += in.Uint();
+    if (index > static_cast<std::size_t>(BucketIndex(INT64_MAX)))
+      throw std::invalid_argument("partial summary damaged: histogram bucket out of range");
+    if (index >= saved.counts_.size()) saved.counts_.resize(index + 1, 0);
+    saved.counts_[index] += in.Uint();
+  }
+  Merge(saved);
 }
 
 std::int64_t LogHistogram::Quantile(double q) const {

@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "analysis/partial_codec.h"
+
 namespace smprof::analysis {
 
 class LogHistogram {
@@ -19,6 +21,9 @@ class LogHistogram {
 
   void Add(std::int64_t value);
   void Merge(const LogHistogram& other);
+  // The partial-summary codec: Save writes the state, MergeFrom merges a saved one in.
+  void Save(PartialEncoder& out) const;
+  void MergeFrom(PartialDecoder& in);
 
   std::uint64_t count() const { return count_; }
   std::int64_t total() const { return total_; }

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <iterator>
 
+#include "analysis/stream_order.h"
+
 namespace smprof::analysis {
 
 namespace {
@@ -188,6 +190,95 @@ void StepProfile::WriteCounters(const CounterSum* sums, JsonWriter& out) {
     }
   }
 }
+
+void StepProfile::SaveCounters(const CounterSum* sums, PartialEncoder& out) {
+  for (int c = 0; c < kCounters; ++c) {
+    out.Double(sums[c].amount);
+    out.Int(sums[c].weight);
+    out.Bool(sums[c].seen);
+  }
+}
+
+void StepProfile::RestoreCounters(PartialDecoder& in, CounterSum* sums) {
+  for (int c = 0; c < kCounters; ++c) {
+    sums[c].amount = in.Double();
+    sums[c].weight = in.Int();
+    sums[c].seen = in.Bool();
+  }
+}
+
+void StepProfile::Save(PartialEncoder& out) const {
+  out.Uint(streams_.size());
+  for (const auto& s : streams_) {
+    out.String(s->host);
+    out.Int(s->rank);
+    out.Int(s->pid);
+    out.Int(s->worker_of_pid);
+    out.Uint(s->steps_seen);
+    out.Int(s->step_time_ns);
+    out.Int(s->data_wait_ns);
+    out.Uint(s->pending_dropped);
+    out.Double(s->max_threads);
+    SaveCounters(s->totals, out);
+    out.Uint(s->phase_ns.size());
+    for (const auto& [name, ns] : s->phase_ns) {
+      out.String(name->text);
+      out.Int(ns);
+    }
+    out.Uint(s->steps.size());
+    for (const Step& step : s->steps) {
+      out.Int(step.number);
+      out.Int(step.start_ns);
+      out.Int(step.dur_ns);
+      out.Int(step.gap_before_ns);
+      out.Int(step.data_wait_ns);
+      out.Uint(step.phases.size());
+      for (const auto& [name, ns] : step.phases) {
+        out.String(name->text);
+        out.Int(ns);
+      }
+      SaveCounters(step.counters, out);
+    }
+  }
+}
+
+void StepProfile::MergeFrom(PartialDecoder& in) {
+  for (std::size_t n = in.Count(); n > 0; --n) {
+    auto s = std::make_unique<Stream>();
+    s->host = in.String();
+    s->rank = static_cast<std::int32_t>(in.Int());
+    s->pid = in.Int();
+    s->worker_of_pid = in.Int();
+    s->steps_seen = in.Uint();
+    s->step_time_ns = in.Int();
+    s->data_wait_ns = in.Int();
+    s->pending_dropped = in.Uint();
+    s->max_threads = in.Double();
+    RestoreCounters(in, s->totals);
+    for (std::size_t phases = in.Count(); phases > 0; --phases) {
+      const Name* name = NameOf(in.String());
+      s->phase_ns[name] += in.Int();
+    }
+    s->steps.resize(in.Count());
+    for (Step& step : s->steps) {
+      step.number = in.Int();
+      step.start_ns = in.Int();
+      step.dur_ns = in.Int();
+      step.gap_before_ns = in.Int();
+      step.data_wait_ns = in.Int();
+      step.phases.resize(in.Count());
+      for (auto& [name, ns] : step.phases) {
+        name = NameOf(in.String());
+        ns = in.Int();
+      }
+      RestoreCounters(in, step.counters);
+    }
+    streams_.push_back(std::move(s));
+  }
+  stream_ = nullptr;
+}
+
+void StepProfile::ReorderStreams(const std::vector<std::size_t>& order) { Reorder(streams_, order); }
 
 void StepProfile::Write(JsonWriter& out) const {
   out.BeginObject()

@@ -28,6 +28,7 @@
 
 #include "analysis/job_reader.h"
 #include "analysis/json_writer.h"
+#include "analysis/partial_codec.h"
 #include "analysis/step_matcher.h"
 #include "analysis/summary_options.h"
 #include "trace/frame_codec.h"
@@ -46,6 +47,14 @@ class StepProfile {
                 const std::vector<internal::CounterRow>& counters, std::int64_t wall_offset_ns);
 
   void Write(JsonWriter& out) const;  // the "step_profile" object
+
+  // Partial summaries (docs/ANALYSIS.md): Save writes the state after a
+  // stream (its kept steps and totals; nothing waits once it ended);
+  // MergeFrom appends a saved state's streams; ReorderStreams puts the
+  // streams in `order`.
+  void Save(PartialEncoder& out) const;
+  void MergeFrom(PartialDecoder& in);
+  void ReorderStreams(const std::vector<std::size_t>& order);
 
  private:
   enum class Kind { kStep, kData, kOther };
@@ -108,7 +117,9 @@ class StepProfile {
   void CloseStep(const internal::AnnotationRow& row, const Name* name, std::int64_t wall_offset_ns);
   void AddSample(const internal::CounterRow& row, std::int64_t wall_offset_ns);
   static void AddTo(CounterSum* sums, const Sample& sample);
-  static void WriteCounters(const CounterSum* sums, JsonWriter& out);  // kCounterKeys: mean share or count
+  static void WriteCounters(const CounterSum* sums, JsonWriter& out);
+  static void SaveCounters(const CounterSum* sums, PartialEncoder& out);
+  static void RestoreCounters(PartialDecoder& in, CounterSum* sums);  // kCounterKeys: mean share or count
 
   std::int64_t max_steps_;
   StepMatcher steps_matcher_;

@@ -1,6 +1,7 @@
 #include "analysis/time_buckets.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 namespace smprof::analysis {
 
@@ -36,6 +37,20 @@ void BucketSeries::AddInterval(std::int64_t start_ns, std::int64_t end_ns) {
     sums_[index] += static_cast<double>(piece_end - t);
     t = piece_end;
   }
+}
+
+void BucketSeries::Save(PartialEncoder& out) const {
+  out.Int(width_ns_);
+  out.Uint(sums_.size());
+  for (const double sum : sums_) out.Double(sum);
+}
+
+void BucketSeries::Restore(PartialDecoder& in) {
+  if (!sums_.empty()) throw std::logic_error("BucketSeries::Restore: the series holds data already");
+  width_ns_ = in.Int();
+  if (width_ns_ < kMinBucketNs) throw std::invalid_argument("partial summary damaged: bucket width below 1 ms");
+  sums_.resize(in.Count());
+  for (double& sum : sums_) sum = in.Double();
 }
 
 std::vector<double> BucketSeries::Rebin(std::int64_t width_ns, int buckets) const {

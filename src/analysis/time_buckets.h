@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "analysis/partial_codec.h"
+
 namespace smprof::analysis {
 
 inline constexpr std::int64_t kMinBucketNs = 1'000'000;
@@ -28,6 +30,11 @@ class BucketSeries {
   std::int64_t width_ns() const { return width_ns_; }
   // The sums at `width_ns` (a multiple of this series' width), `buckets` long.
   std::vector<double> Rebin(std::int64_t width_ns, int buckets) const;
+
+  // The partial-summary codec. A series belongs to one process stream, which
+  // one partial holds whole: Restore refills a new series, it does not merge.
+  void Save(PartialEncoder& out) const;
+  void Restore(PartialDecoder& in);
 
  private:
   std::size_t IndexFor(std::int64_t t_ns);  // widens as needed

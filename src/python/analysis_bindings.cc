@@ -1,6 +1,7 @@
 #include "python/analysis_bindings.h"
 
 #include <pybind11/functional.h>
+#include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
 #include <regex>
@@ -8,8 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "analysis/job_reader.h"
 #include "analysis/job_summary.h"
 #include "analysis/job_tables.h"
+#include "analysis/partial_summary.h"
 #include "python/text.h"
 
 namespace py = pybind11;
@@ -20,8 +23,8 @@ namespace {
 
 using smprof::analysis::SummaryOptions;
 
-py::bytes Summarize(const std::vector<std::string>& paths, const std::string& step_pattern, int top_k, int max_buckets,
-                    std::int64_t reorder_window_ns, const std::string& data_pattern, const py::object& progress) {
+SummaryOptions OptionsFrom(const std::string& step_pattern, int top_k, int max_buckets, std::int64_t reorder_window_ns,
+                           const std::string& data_pattern = "") {
   SummaryOptions options;
   if (!step_pattern.empty()) options.step_pattern = step_pattern;
   if (!data_pattern.empty()) {
@@ -39,20 +42,83 @@ py::bytes Summarize(const std::vector<std::string>& paths, const std::string& st
   options.top_k = top_k;
   options.max_buckets = max_buckets;
   options.reorder_window_ns = reorder_window_ns;
-  smprof::analysis::ProgressCallback report;
-  if (!progress.is_none()) {
-    report = [&progress](std::uint64_t done, std::uint64_t total) {
-      py::gil_scoped_acquire gil;
-      progress(done, total);
-    };
-  }
-  std::string json;
+  return options;
+}
+
+smprof::analysis::ProgressCallback ProgressFrom(const py::object& progress) {
+  if (progress.is_none()) return nullptr;
+  return [progress](std::uint64_t done, std::uint64_t total) {
+    py::gil_scoped_acquire gil;
+    progress(done, total);
+  };
+}
+
+// Runs `summarize` without the GIL; a bad step pattern becomes ValueError.
+template <typename Summarize>
+std::string WithoutGil(const SummaryOptions& options, Summarize summarize) {
   try {
     py::gil_scoped_release release;
-    json = smprof::analysis::SummarizeJob(paths, options, report);
+    return summarize();
   } catch (const std::regex_error& e) {
     throw py::value_error("step_pattern: not a valid regular expression (" + std::string(e.what()) +
                           "): " + options.step_pattern);
+  }
+}
+
+py::bytes Summarize(const std::vector<std::string>& paths, const std::string& step_pattern, int top_k, int max_buckets,
+                    std::int64_t reorder_window_ns, const std::string& data_pattern, const py::object& progress) {
+  const SummaryOptions options = OptionsFrom(step_pattern, top_k, max_buckets, reorder_window_ns, data_pattern);
+  const auto report = ProgressFrom(progress);
+  return py::bytes(WithoutGil(options, [&] { return smprof::analysis::SummarizeJob(paths, options, report); }));
+}
+
+// A process stream of a job as JobReader groups it, with the job's origin
+// (what a partial summary of it needs); pickles as EncodeStream's bytes.
+struct JobStream {
+  smprof::analysis::ProcessStream stream;
+  std::int64_t origin_ns = 0;
+};
+
+py::tuple JobStreams(const std::vector<std::string>& paths) {
+  std::vector<JobStream> streams;
+  std::vector<std::string> warnings;
+  {
+    py::gil_scoped_release release;
+    const smprof::analysis::JobReader reader(paths);
+    for (const auto& stream : reader.streams()) streams.push_back({stream, reader.origin_ns()});
+    warnings = reader.warnings();
+  }
+  return py::make_tuple(streams, warnings);
+}
+
+py::bytes PartialSummary(const std::vector<JobStream>& job_streams, const std::string& step_pattern, int top_k,
+                         int max_buckets, std::int64_t reorder_window_ns, const py::object& progress) {
+  const SummaryOptions options = OptionsFrom(step_pattern, top_k, max_buckets, reorder_window_ns);
+  std::vector<smprof::analysis::ProcessStream> streams;
+  std::int64_t origin_ns = job_streams.empty() ? 0 : job_streams.front().origin_ns;
+  for (const JobStream& s : job_streams) {
+    if (s.origin_ns != origin_ns) throw py::value_error("streams: not all of one job (their origins differ)");
+    streams.push_back(s.stream);
+  }
+  const auto report = ProgressFrom(progress);
+  return py::bytes(
+      WithoutGil(options, [&] { return smprof::analysis::SummarizeStreams(streams, origin_ns, options, report); }));
+}
+
+py::bytes MergePartialSummaries(const std::vector<std::string>& partials) {
+  std::string merged;
+  {
+    py::gil_scoped_release release;
+    merged = smprof::analysis::MergePartials(std::vector<std::string_view>(partials.begin(), partials.end()));
+  }
+  return py::bytes(merged);
+}
+
+py::bytes SummaryFromPartial(const std::string& partial, const std::vector<std::string>& warnings) {
+  std::string json;
+  {
+    py::gil_scoped_release release;
+    json = smprof::analysis::SummaryFromPartial(partial, warnings);
   }
   return py::bytes(json);
 }
@@ -73,6 +139,83 @@ py::list ToList(const smprof::analysis::Column& column) {
     }
   }
   return py::list();
+}
+
+const char* TypeName(smprof::analysis::Column::Type type) {
+  using Type = smprof::analysis::Column::Type;
+  switch (type) {
+    case Type::kInt:
+      return "int64";
+    case Type::kDouble:
+      return "float64";
+    case Type::kString:
+      return "string";
+  }
+  return "";
+}
+
+py::dict TableSchema() {
+  py::dict out;
+  for (const auto& [name, table] : smprof::analysis::EmptyJobTables()) {
+    py::list columns;
+    for (const auto& column : table.columns()) columns.append(py::make_tuple(column.name, TypeName(column.type)));
+    out[py::str(name)] = columns;
+  }
+  return out;
+}
+
+// A batch's columns: numbers as NumPy arrays (one copy, no Python objects), strings as lists.
+py::dict BatchColumns(const smprof::analysis::ColumnTable& table) {
+  using Type = smprof::analysis::Column::Type;
+  py::dict columns;
+  for (const auto& column : table.columns()) {
+    py::object values;
+    if (column.type == Type::kInt) {
+      values = py::array_t<std::int64_t>(column.ints.size(), column.ints.data());
+    } else if (column.type == Type::kDouble) {
+      values = py::array_t<double>(column.doubles.size(), column.doubles.data());
+    } else {
+      values = ToList(column);
+    }
+    columns[py::str(column.name)] = values;
+  }
+  return columns;
+}
+
+py::dict StreamDict(const smprof::analysis::ProcessStream& stream) {
+  py::dict out;
+  out["host"] = Text(stream.host);
+  out["rank"] = stream.rank;
+  out["pid"] = stream.pid;
+  out["session_index"] = stream.session_index;
+  py::list files;
+  for (const auto& file : stream.files) files.append(file.path);
+  out["files"] = files;
+  return out;
+}
+
+std::vector<std::string> ReadTableBatches(const std::vector<std::string>& paths, const std::string& step_pattern,
+                                          const std::set<std::string>& tables_wanted, std::size_t batch_rows,
+                                          const py::function& on_batch, const py::function& on_stream_end) {
+  const std::string pattern = step_pattern.empty() ? smprof::analysis::kDefaultStepPattern : step_pattern;
+  if (batch_rows == 0) throw py::value_error("batch_rows: must be >= 1");
+  const auto batch = [&on_batch](const std::string& table, const smprof::analysis::ProcessStream& stream,
+                                 const smprof::analysis::ColumnTable& rows) {
+    py::gil_scoped_acquire gil;
+    on_batch(table, StreamDict(stream), BatchColumns(rows));
+  };
+  const auto stream_end = [&on_stream_end](const smprof::analysis::ProcessStream& stream) {
+    py::gil_scoped_acquire gil;
+    on_stream_end(StreamDict(stream));
+  };
+  std::vector<std::string> warnings;
+  try {
+    py::gil_scoped_release release;
+    smprof::analysis::ReadJobTableBatches(paths, pattern, tables_wanted, batch_rows, batch, stream_end, &warnings);
+  } catch (const std::regex_error& e) {
+    throw py::value_error("step_pattern: not a valid regular expression (" + std::string(e.what()) + "): " + pattern);
+  }
+  return warnings;
 }
 
 py::tuple ReadTables(const std::vector<std::string>& paths, const std::string& step_pattern,
@@ -108,6 +251,52 @@ void BindAnalysis(py::module_& m) {
         "(tables, warnings): every event under `paths` as column lists by table name (only those in "
         "`tables`, when given) "
         "(docs/ANALYSIS.md), and the damaged files' warnings.");
+  m.def("table_schema", &TableSchema,
+        "{table: [(column, 'int64' | 'float64' | 'string')]}: the columns of read_tables, in order.");
+  m.def("read_table_batches", &ReadTableBatches, py::arg("paths"), py::arg("step_pattern") = "",
+        py::arg("tables") = std::set<std::string>(), py::arg("batch_rows") = 65536, py::arg("on_batch"),
+        py::arg("on_stream_end"),
+        "The rows of read_tables streamed in batches: on_batch(table, stream, columns) with at most "
+        "`batch_rows` rows of one process stream (numbers as NumPy arrays, strings as lists), "
+        "on_stream_end(stream) after a stream's last batch; returns the damaged files' warnings.");
+  py::class_<JobStream>(m, "ProcessStream",
+                        "One process stream of a job (its files, as smprof groups them), for partial_summary; "
+                        "pickles to bytes.")
+      .def_property_readonly("host", [](const JobStream& s) { return Text(s.stream.host); })
+      .def_property_readonly("rank", [](const JobStream& s) { return s.stream.rank; })
+      .def_property_readonly("pid", [](const JobStream& s) { return s.stream.pid; })
+      .def_property_readonly("session_index", [](const JobStream& s) { return s.stream.session_index; })
+      .def_property_readonly("worker_of_pid", [](const JobStream& s) { return s.stream.worker_of_pid; })
+      .def_property_readonly("origin_ns", [](const JobStream& s) { return s.origin_ns; })
+      .def_property_readonly("files",
+                             [](const JobStream& s) {
+                               std::vector<std::string> paths;
+                               for (const auto& file : s.stream.files) paths.push_back(file.path);
+                               return paths;
+                             })
+      .def_property_readonly("bytes",
+                             [](const JobStream& s) {
+                               std::uint64_t total = 0;
+                               for (const auto& file : s.stream.files) total += file.bytes;
+                               return total;
+                             })
+      .def(py::pickle(
+          [](const JobStream& s) { return py::bytes(smprof::analysis::EncodeStream(s.stream, s.origin_ns)); },
+          [](const py::bytes& bytes) {
+            JobStream s;
+            s.stream = smprof::analysis::DecodeStream(std::string(bytes), &s.origin_ns);
+            return s;
+          }));
+  m.def("job_streams", &JobStreams, py::arg("paths"),
+        "(streams, warnings): the trace files under `paths` grouped into process streams (ProcessStream), in "
+        "reading order, and the files skipped (unreadable headers); only the headers are read.");
+  m.def("partial_summary", &PartialSummary, py::arg("streams"), py::arg("step_pattern") = "", py::arg("top_k") = 15,
+        py::arg("max_buckets") = 200, py::arg("reorder_window_ns") = SummaryOptions().reorder_window_ns,
+        py::arg("progress") = py::none(), "The partial summary (bytes) of some process streams of one job.");
+  m.def("merge_partial_summaries", &MergePartialSummaries, py::arg("partials"),
+        "One partial summary (bytes) holding every stream of `partials`.");
+  m.def("summary_from_partial", &SummaryFromPartial, py::arg("partial"), py::arg("warnings"),
+        "The job summary of a partial as JSON text; `warnings`: job_streams' warnings.");
   m.attr("DEFAULT_STEP_PATTERN") = smprof::analysis::kDefaultStepPattern;
 }
 

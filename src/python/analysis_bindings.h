@@ -1,6 +1,7 @@
 // _smppy's analysis functions: summarize (the job summary of
-// docs/ANALYSIS.md, as JSON text) and read_tables (the tables of
-// smppy.analysis.load).
+// docs/ANALYSIS.md, as JSON text), its partial-summary steps (job_streams,
+// partial_summary, merge_partial_summaries, summary_from_partial) and
+// read_tables (the tables of smppy.analysis.load).
 #pragma once
 
 #include <pybind11/pybind11.h>

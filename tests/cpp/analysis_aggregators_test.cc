@@ -269,6 +269,19 @@ TEST(PendingById, TakesOnceAndEvictsOverCapacity) {
   EXPECT_TRUE(p.Take(4, &value));
 }
 
+// The summary adds each stream's evictions at its end: a count that outlived
+// Clear was added again at every later stream's end.
+TEST(PendingById, ClearStartsTheEvictionCountAgain) {
+  PendingById<int> p(1, 1000);
+  p.Put(1, 0, 10);
+  p.Put(2, 0, 20);
+  EXPECT_EQ(p.evicted(), 1u);
+  p.Clear();
+  EXPECT_EQ(p.evicted(), 0u);
+  int value = 0;
+  EXPECT_FALSE(p.Take(2, &value));
+}
+
 TEST(PendingById, ForgetsEntriesOlderThanTheWindowUncounted) {
   PendingById<int> p(100, 10);
   p.Put(1, 0, 10);

@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 import smppy
+from partial_summaries import summaries_via_partials
+from smppy import _smppy
 from smppy.trace import annotation_events, find_trace_files, open_trace
 
 REPO = Path(__file__).resolve().parents[2]
@@ -37,6 +39,27 @@ ANNOTATED_STEP = textwrap.indent(
     ),
     "    ",
 )
+
+
+@pytest.fixture(autouse=True)
+def summaries_match_their_partials(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Every job summary a test computes in this process (smppy.analysis.summarize,
+    reports, the CLI in-process) is computed again from per-stream partial summaries
+    merged in several orders; the test fails unless every JSON text is the same bytes."""
+    direct = _smppy.summarize
+    differences: list[str] = []
+
+    def summarize_and_compare(paths: list[str], *options: Any, **named: Any) -> bytes:
+        text = direct(paths, *options, **named)
+        named.pop("progress", None)
+        for how, other in summaries_via_partials(paths, *options[:4], **named).items():
+            if other != text:
+                differences.append(f"{paths}: the summary {how} differs from the direct one")
+        return text
+
+    monkeypatch.setattr(_smppy, "summarize", summarize_and_compare)
+    yield
+    assert not differences, "\n".join(differences)
 
 
 def start_session(trace_dir: Path, **settings: str) -> smppy.SMProfiler:

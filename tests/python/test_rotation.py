@@ -9,7 +9,8 @@ from pathlib import Path
 
 from conftest import run_python
 from smppy import cli
-from smppy.trace import annotation_events, find_trace_files, open_trace, session_files
+from smppy.analysis import job_streams
+from smppy.trace import annotation_events, find_trace_files, open_trace
 
 SCRIPT = """
 import json, sys, threading, time
@@ -53,7 +54,7 @@ def test_rotated_session_has_every_event_once_in_order(tmp_path: Path, capsys) -
     assert len(files) >= 3, files  # 3.4 s at one rotation per second
     assert files[0].name == "rank0.smprof"
     assert [f.name for f in files[1:]] == [f"rank0.{i:04d}.smprof" for i in range(1, len(files))]
-    assert session_files(tmp_path) == [files]
+    assert [s.files for s in job_streams(tmp_path).streams] == [[str(f) for f in files]]
 
     seen: Counter[str] = Counter()
     last_start: dict[int, int] = {}

@@ -14,7 +14,8 @@ import s3_server as fixtures
 from conftest import ANNOTATED_STEP, run_python
 from s3_server import S3Server
 from smppy._inputs import resolve_input
-from smppy.trace import annotation_events, find_trace_files, open_trace, session_files
+from smppy.analysis import job_streams
+from smppy.trace import annotation_events, find_trace_files, open_trace
 
 torch = pytest.importorskip("torch")
 
@@ -84,7 +85,7 @@ def test_training_run_uploads_every_rotated_file_and_s3_reads_back_exactly(
     assert sorted(o["Key"] for o in listed) == sorted(f"live/bg-job/{host}/{f.name}" for f in local)
 
     mirrored = resolve_input(f"s3://{BUCKET}/live/bg-job")
-    sessions = session_files(mirrored)
+    sessions = [[Path(f) for f in s.files] for s in job_streams(mirrored).streams]
     assert len(sessions) == 1 and len(sessions[0]) == len(local)
     counts: Counter[str] = Counter()
     for path in sessions[0]:

@@ -16,7 +16,7 @@ from typing import Any, Callable
 from smppy import analysis
 from smppy._inputs import require_readable, resolve_traces
 from smppy.diagnose import diagnose
-from smppy.report.html_document import PlotlyMissingError, plotly_bundle, render_html
+from smppy.report.html_document import PlotlyMissingError, plotly_bundle, render_html, write_page
 from smppy.report.terminal_progress import TerminalProgress
 
 DEFAULT_TOP_K = 10
@@ -49,12 +49,7 @@ def build_report(
 
 def write_report(location: str, output: str | Path, **options: Any) -> Path:
     """Writes the report for the traces at ``location`` to ``output``; returns its path."""
-    page = build_report(location, **options)
-    out = Path(output)
-    if out.parent != Path():
-        out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(page, encoding="utf-8")
-    return out
+    return write_page(build_report(location, **options), output)
 
 
 def _title(summary: dict[str, Any]) -> str:

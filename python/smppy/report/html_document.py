@@ -80,10 +80,12 @@ def _asset(name: str) -> str:
     return resources.files(__package__).joinpath("assets", name).read_text(encoding="utf-8")
 
 
-def render_html(title: str, data: Any, chart_library: str) -> str:
-    """The report page for ``data`` (the JSON the dashboard script renders), with
-    ``chart_library`` (``plotly_bundle()``) inlined."""
-    scripts = [script_safe_source(chart_library), script_safe_source(_asset("dashboard.js"))]
+def render_html(
+    title: str, data: Any, chart_library: str, *, script: str = "dashboard.js", writer: str = "smprof report"
+) -> str:
+    """The page for ``data`` (the JSON that ``script``, an asset drawing on ``page.js``, renders),
+    with ``chart_library`` (``plotly_bundle()``) inlined; ``writer`` names the command in its footer."""
+    scripts = [script_safe_source(s) for s in (chart_library, _asset("page.js"), _asset(script))]
     # Nothing from the network: scripts only by hash, no connect, font, frame or form targets.
     # Plotly adds inline styles, and makes data:/blob: images for its PNG download.
     policy = "; ".join(
@@ -103,7 +105,9 @@ def render_html(title: str, data: Any, chart_library: str) -> str:
         "{{STYLE}}": _asset("dashboard.css"),
         "{{DATA}}": script_safe_json(data),
         "{{PLOTLY}}": scripts[0],
-        "{{DASHBOARD}}": scripts[1],
+        "{{PAGE}}": scripts[1],
+        "{{DASHBOARD}}": scripts[2],
+        "{{WRITER}}": html.escape(writer),
     }
     # One pass, so a placeholder-like string inside one part is never substituted again.
     out = []
@@ -115,3 +119,12 @@ def render_html(title: str, data: Any, chart_library: str) -> str:
         rest = rest[end:]
     out.append(rest)
     return "".join(out)
+
+
+def write_page(page: str, output: str | Path) -> Path:
+    """Writes ``page`` to ``output``, making its folder; returns its path."""
+    out = Path(output)
+    if out.parent != Path():
+        out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(page, encoding="utf-8")
+    return out
