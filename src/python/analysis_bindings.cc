@@ -24,7 +24,7 @@ namespace {
 using smprof::analysis::SummaryOptions;
 
 SummaryOptions OptionsFrom(const std::string& step_pattern, int top_k, int max_buckets, std::int64_t reorder_window_ns,
-                           const std::string& data_pattern = "") {
+                           const std::string& data_pattern) {
   SummaryOptions options;
   if (!step_pattern.empty()) options.step_pattern = step_pattern;
   if (!data_pattern.empty()) {
@@ -92,8 +92,9 @@ py::tuple JobStreams(const std::vector<std::string>& paths) {
 }
 
 py::bytes PartialSummary(const std::vector<JobStream>& job_streams, const std::string& step_pattern, int top_k,
-                         int max_buckets, std::int64_t reorder_window_ns, const py::object& progress) {
-  const SummaryOptions options = OptionsFrom(step_pattern, top_k, max_buckets, reorder_window_ns);
+                         int max_buckets, std::int64_t reorder_window_ns, const std::string& data_pattern,
+                         const py::object& progress) {
+  const SummaryOptions options = OptionsFrom(step_pattern, top_k, max_buckets, reorder_window_ns, data_pattern);
   std::vector<smprof::analysis::ProcessStream> streams;
   std::int64_t origin_ns = job_streams.empty() ? 0 : job_streams.front().origin_ns;
   for (const JobStream& s : job_streams) {
@@ -292,7 +293,8 @@ void BindAnalysis(py::module_& m) {
         "reading order, and the files skipped (unreadable headers); only the headers are read.");
   m.def("partial_summary", &PartialSummary, py::arg("streams"), py::arg("step_pattern") = "", py::arg("top_k") = 15,
         py::arg("max_buckets") = 200, py::arg("reorder_window_ns") = SummaryOptions().reorder_window_ns,
-        py::arg("progress") = py::none(), "The partial summary (bytes) of some process streams of one job.");
+        py::arg("data_pattern") = "", py::arg("progress") = py::none(),
+        "The partial summary (bytes) of some process streams of one job.");
   m.def("merge_partial_summaries", &MergePartialSummaries, py::arg("partials"),
         "One partial summary (bytes) holding every stream of `partials`.");
   m.def("summary_from_partial", &SummaryFromPartial, py::arg("partial"), py::arg("warnings"),
