@@ -1,11 +1,12 @@
 """Step-time outliers: periodic or isolated slow steps and what they overlap
 (docs/DIAGNOSE.md).
 
-Rule: per rank, a steady-state step is slow when its work (its cycle minus
-collective and wait phases, ``steps.work_ns``: a rank waiting for another's
-hiccup is not slow itself) is at least ``SLOW_FACTOR`` x the rank's median and
-at least ``MIN_EXCESS_NS`` above it; the finding fires when the slow steps' excess over the median is at
-least ``MIN_SHARE`` of the rank's steady-state time. They are *periodic* when
+Rule: per rank with at least ``MIN_STEPS`` steady-state steps, a steady-state
+step is slow when its work (its cycle minus collective and wait phases,
+``steps.work_ns``: a rank waiting for another's hiccup is not slow itself) is
+at least ``SLOW_FACTOR`` x the rank's median and at least ``MIN_EXCESS_NS``
+above it; the finding fires when the slow steps' excess over the median is at
+least ``MIN_SHARE`` of the rank's steady-state work. They are *periodic* when
 at least three slow steps, two thirds of them included, fall on one phase of
 the most common distance between consecutive slow step numbers (n mod
 distance), that distance being at least 2. What they
@@ -33,6 +34,7 @@ from smppy.diagnose.steps import (
     work_ns,
 )
 
+MIN_STEPS = 10  # steady-state steps of a rank: fewer say too little about what is normal
 SLOW_FACTOR = 2.0
 MIN_EXCESS_NS = 5_000_000
 MIN_SHARE = 0.10
@@ -148,7 +150,8 @@ def _explain(worst: dict[str, Any]) -> tuple[str, str]:
 
 def detect(summary: dict[str, Any]) -> list[Finding]:
     is_wait = wait_predicate(summary)
-    outliers = [o for o in (_rank_outliers(r, is_wait) for r in training_ranks(summary, min_steps=4)) if o]
+    ranks = training_ranks(summary, min_steps=MIN_STEPS)
+    outliers = [o for o in (_rank_outliers(r, is_wait) for r in ranks) if o]
     if not outliers:
         return []
     worst = max(outliers, key=lambda o: o["excess_ns"])
