@@ -74,9 +74,10 @@ struct ThreadState;
 // external correlation id (only while GPU collection runs).
 SMPROF_API ThreadState* EnterScope(NameId name, std::uint16_t* depth, bool* correlated) noexcept;
 // Closes it: records [start_ns, end_ns) under `name` if still profiling, and
-// pops the correlation id if EnterScope pushed one.
-SMPROF_API void ExitScope(ThreadState* thread, NameId name, std::int64_t start_ns, std::uint16_t depth,
-                          bool correlated) noexcept;
+// pops the correlation id if EnterScope pushed one. The caller reads end_ns,
+// so that this call needs no registers kept across a clock read.
+SMPROF_API void ExitScope(ThreadState* thread, NameId name, std::int64_t start_ns, std::int64_t end_ns,
+                          std::uint16_t depth, bool correlated) noexcept;
 
 }  // namespace internal
 
@@ -90,7 +91,7 @@ class Scope {
     }
   }
   ~Scope() {
-    if (thread_ != nullptr) internal::ExitScope(thread_, name_, start_ns_, depth_, correlated_);
+    if (thread_ != nullptr) internal::ExitScope(thread_, name_, start_ns_, internal::NowNs(), depth_, correlated_);
   }
   Scope(const Scope&) = delete;
   Scope& operator=(const Scope&) = delete;

@@ -40,13 +40,24 @@ void DropAbandonedCorrelations(CorrelationPop pop) noexcept {
   }
 }
 
+// Only while GPU collection runs: out of line, so that the common scope saves
+// no registers for it.
+__attribute__((noinline)) void PushCorrelation(CorrelationPush push, NameId name, std::uint32_t open_scopes) noexcept {
+  if (open_scopes == 0) DropAbandonedCorrelations(g_correlation_pop.load(std::memory_order_relaxed));
+  push(name);
+}
+
+__attribute__((noinline)) void PopCorrelation() noexcept {
+  if (const CorrelationPop pop = g_correlation_pop.load(std::memory_order_relaxed)) pop();
+}
+
 std::uint16_t ClampDepth(std::uint32_t depth) {
   return static_cast<std::uint16_t>(std::min<std::uint32_t>(depth, 0xffff));
 }
 
-void Record(ThreadState* writer, std::uint32_t tid, NameId name, std::int64_t start_ns, std::int64_t end_ns,
-            std::uint16_t depth) {
-  Recorder::Get().Append(writer, AnnotationRecord{start_ns, end_ns - start_ns, name, tid, depth, 0, 0});
+inline __attribute__((always_inline)) void Record(ThreadState* writer, std::uint32_t tid, NameId name,
+                                                  std::int64_t start_ns, std::int64_t end_ns, std::uint16_t depth) {
+  Recorder::Append(writer, AnnotationRecord{start_ns, end_ns - start_ns, name, tid, depth, 0, 0});
 }
 
 // Ends `owner`'s innermost range if it is `seq`: reads it into *range, then
@@ -95,32 +106,34 @@ std::uint64_t NextSeq(ThreadState* thread) {
   return seq;
 }
 
+// A thread's first scope: registers the thread, then opens the scope. Out of
+// line, so that EnterScope's common path saves no registers for it.
+__attribute__((noinline)) ThreadState* EnterFirstScope(NameId name, std::uint16_t* depth, bool* correlated) noexcept {
+  if (Recorder::Current() == nullptr) return nullptr;
+  return EnterScope(name, depth, correlated);
+}
+
 }  // namespace
 
 ThreadState* EnterScope(NameId name, std::uint16_t* depth, bool* correlated) noexcept {
-  ThreadState* thread = Recorder::Get().Current();
-  if (thread == nullptr) return nullptr;
+  ThreadState* thread = Recorder::CurrentIfRegistered();
+  if (thread == nullptr) return EnterFirstScope(name, depth, correlated);
   const std::uint32_t scopes = thread->scope_depth.load(std::memory_order_relaxed);
   *depth = ClampDepth(scopes + thread->OpenRanges());
   const CorrelationPush push = g_correlation_push.load(std::memory_order_relaxed);
   *correlated = push != nullptr;
-  if (push != nullptr) {
-    if (scopes == 0) DropAbandonedCorrelations(g_correlation_pop.load(std::memory_order_relaxed));
-    push(name);
-  }
+  if (push != nullptr) PushCorrelation(push, name, scopes);
   thread->scope_depth.store(scopes + 1, std::memory_order_relaxed);
   return thread;
 }
 
-void ExitScope(ThreadState* thread, NameId name, std::int64_t start_ns, std::uint16_t depth, bool correlated) noexcept {
-  const std::int64_t end_ns = NowNs();
-  if (correlated) {
-    if (const CorrelationPop pop = g_correlation_pop.load(std::memory_order_relaxed)) pop();
-  }
+void ExitScope(ThreadState* thread, NameId name, std::int64_t start_ns, std::int64_t end_ns, std::uint16_t depth,
+               bool correlated) noexcept {
   const std::uint32_t scopes = thread->scope_depth.load(std::memory_order_relaxed);
   if (scopes > 0) thread->scope_depth.store(scopes - 1, std::memory_order_relaxed);
-  if (!g_recording.load(std::memory_order_relaxed)) return;
-  Record(thread, thread->tid, name, start_ns, end_ns, depth);
+  if (g_recording.load(std::memory_order_relaxed)) Record(thread, thread->tid, name, start_ns, end_ns, depth);
+  // Last, so that the common path keeps nothing across a call.
+  if (correlated) PopCorrelation();
 }
 
 void AbandonCorrelatedScope() noexcept { g_abandoned_scopes.fetch_add(1, std::memory_order_relaxed); }
@@ -139,7 +152,7 @@ AnnotationHandle AnnotationBegin(std::string_view name) {
 
 AnnotationHandle AnnotationBegin(NameId name) {
   if (!internal::g_recording.load(std::memory_order_relaxed)) return 0;
-  ThreadState* thread = Recorder::Get().Current();
+  ThreadState* thread = Recorder::Current();
   if (thread == nullptr) return 0;
   internal::InnermostRange& slot = thread->innermost;
   if (slot.seq.load(std::memory_order_relaxed) != 0 && !internal::MoveInnermostToOpen(thread)) {
@@ -163,7 +176,7 @@ EndResult AnnotationEnd(AnnotationHandle handle) {
   const std::int64_t end_ns = internal::NowNs();
   const auto index = static_cast<std::uint32_t>(handle >> internal::kSeqBits);
   const std::uint64_t seq = handle & internal::kSeqMask;
-  ThreadState* self = Recorder::Get().Current();
+  ThreadState* self = Recorder::Current();
   if (self == nullptr) return EndResult::kNotProfiling;
 
   internal::OpenRange range{};

@@ -8,11 +8,7 @@
 
 namespace smprof::internal {
 
-namespace {
-
-thread_local ThreadState* t_state = nullptr;
-
-}  // namespace
+__thread ThreadState* t_thread_state = nullptr;
 
 // Constructed only when a thread registers, so that threads which never record
 // pay nothing; its destructor hands the thread's last chunk to the drain.
@@ -20,7 +16,7 @@ struct ThreadExitHook {
   ThreadState* state = nullptr;
   ~ThreadExitHook() {
     if (state != nullptr) Recorder::Get().OnThreadExit(state);
-    t_state = nullptr;
+    t_thread_state = nullptr;
   }
 };
 
@@ -28,13 +24,9 @@ namespace {
 thread_local ThreadExitHook t_exit_hook;
 }  // namespace
 
-Recorder& Recorder::Get() {
-  static Recorder* recorder = new Recorder();  // leaked on purpose
-  return *recorder;
-}
+Recorder* Recorder::Create() { return new Recorder(); }
 
-ThreadState* Recorder::Current() {
-  if (t_state != nullptr) return t_state;
+ThreadState* Recorder::Register() {
   auto* state = new (std::nothrow) ThreadState();
   if (state == nullptr) return nullptr;
   state->tid = static_cast<std::uint32_t>(syscall(SYS_gettid));
@@ -45,23 +37,19 @@ ThreadState* Recorder::Current() {
     threads_.push_back(state);
   }
   t_exit_hook.state = state;
-  t_state = state;
+  t_thread_state = state;
   return state;
 }
 
-void Recorder::Append(ThreadState* thread, const AnnotationRecord& record) noexcept {
-  Chunk* chunk = thread->current.load(std::memory_order_relaxed);
-  std::uint32_t n = chunk != nullptr ? chunk->committed.load(std::memory_order_relaxed) : 0;
-  if (chunk == nullptr || n == Chunk::kCapacity) {
-    chunk = Refill(thread, chunk);
-    if (chunk == nullptr) {
-      dropped_.fetch_add(1, std::memory_order_relaxed);
-      return;
-    }
-    n = 0;
+void Recorder::AppendToNewChunk(ThreadState* thread, Chunk* full, const AnnotationRecord& record) noexcept {
+  Recorder& recorder = Get();
+  Chunk* chunk = recorder.Refill(thread, full);
+  if (chunk == nullptr) {
+    recorder.dropped_.fetch_add(1, std::memory_order_relaxed);
+    return;
   }
-  chunk->records[n] = record;
-  chunk->committed.store(n + 1, std::memory_order_release);
+  chunk->records[0] = record;
+  chunk->committed.store(1, std::memory_order_release);
 }
 
 Chunk* Recorder::Refill(ThreadState* thread, Chunk* full) {
@@ -138,7 +126,7 @@ void Recorder::ResetInChild() {
   pool_.ForgetInUse();
   dropped_.store(0, std::memory_order_relaxed);
   wake_requested_ = false;
-  t_state = nullptr;
+  t_thread_state = nullptr;
   t_exit_hook.state = nullptr;
 }
 

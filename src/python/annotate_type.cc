@@ -163,8 +163,9 @@ PyObject* AnnotateExit(PyObject* object, PyObject* const*, Py_ssize_t) {
     self->thread = nullptr;
     // A scope closed on another thread than it opened on is not recorded:
     // thread buffers have one writer each.
-    if (thread == smprof::internal::Recorder::Get().Current()) {
-      smprof::internal::ExitScope(thread, self->name_id, self->start_ns, self->depth, self->correlated);
+    if (thread == smprof::internal::Recorder::Current()) {
+      smprof::internal::ExitScope(thread, self->name_id, self->start_ns, smprof::internal::NowNs(), self->depth,
+                                  self->correlated);
       Py_RETURN_FALSE;
     }
     if (self->correlated) smprof::internal::AbandonCorrelatedScope();

@@ -296,13 +296,13 @@ TEST_F(CuptiCollectorTest, ScopesPushTheirNameAndPopIt) {
   const std::vector<std::pair<int, std::uint64_t>> expected = {{kSmprofExternalCorrelationKind, 11},
                                                                {kSmprofExternalCorrelationKind, 22}};
   EXPECT_EQ(FakeCupti::CorrelationStack(), expected);
-  ExitScope(inner, 22, NowNs(), 1, inner_pushed);
+  ExitScope(inner, 22, NowNs(), NowNs(), 1, inner_pushed);
   StopCuptiCollection();
   bool pushed_after_stop = true;
   ThreadState* after = EnterScope(33, &depth, &pushed_after_stop);
   EXPECT_FALSE(pushed_after_stop) << "no push without an active collector";
-  ExitScope(after, 33, NowNs(), 1, pushed_after_stop);
-  ExitScope(outer, 11, NowNs(), 0, outer_pushed);
+  ExitScope(after, 33, NowNs(), NowNs(), 1, pushed_after_stop);
+  ExitScope(outer, 11, NowNs(), NowNs(), 0, outer_pushed);
   EXPECT_TRUE(FakeCupti::CorrelationStack().empty()) << "a scope open across the stop still pops";
 }
 
@@ -318,7 +318,7 @@ TEST_F(CuptiCollectorTest, AnAbandonedScopeIsClearedAtTheNextOutermostScope) {
     bool pushed = false;
     ThreadState* thread = EnterScope(55, &depth, &pushed);
     seen = FakeCupti::CorrelationStack();
-    ExitScope(thread, 55, NowNs(), depth, pushed);
+    ExitScope(thread, 55, NowNs(), NowNs(), depth, pushed);
   }).join();
   const std::vector<std::pair<int, std::uint64_t>> expected = {{kSmprofExternalCorrelationKind, 55}};
   EXPECT_EQ(seen, expected);

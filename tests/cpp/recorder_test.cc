@@ -42,16 +42,16 @@ class RecorderTest : public ::testing::Test {
 };
 
 TEST_F(RecorderTest, CurrentIsStablePerThreadAndDistinctAcrossThreads) {
-  ThreadState* main_state = Recorder::Get().Current();
+  ThreadState* main_state = Recorder::Current();
   ASSERT_NE(main_state, nullptr);
-  EXPECT_EQ(Recorder::Get().Current(), main_state);
+  EXPECT_EQ(Recorder::Current(), main_state);
   EXPECT_EQ(main_state->tid, static_cast<std::uint32_t>(syscall(SYS_gettid)));
   EXPECT_NE(main_state->index, 0u) << "index 0 would make handle 0 valid";
 
   ThreadState* other_state = nullptr;
   std::uint32_t other_tid = 0;
   std::thread([&] {
-    other_state = Recorder::Get().Current();
+    other_state = Recorder::Current();
     other_tid = static_cast<std::uint32_t>(syscall(SYS_gettid));
   }).join();
   ASSERT_NE(other_state, nullptr);
@@ -63,7 +63,7 @@ TEST_F(RecorderTest, CurrentIsStablePerThreadAndDistinctAcrossThreads) {
 TEST_F(RecorderTest, DrainReturnsEveryRecordOnceInAppendOrderAcrossChunks) {
   Recorder::Get().pool().SetCapacity(64);
   const std::int64_t n = 3 * Chunk::kCapacity + 123;  // spans four chunks
-  ThreadState* self = Recorder::Get().Current();
+  ThreadState* self = Recorder::Current();
   AppendMany(0, n);
 
   std::vector<AnnotationRecord> drained = DrainAll();
@@ -124,7 +124,7 @@ TEST_F(RecorderTest, ExitedThreadIsDrainedThenForgotten) {
   std::uint32_t index = 0;
   std::uint32_t tid = 0;
   std::thread([&] {
-    ThreadState* self = Recorder::Get().Current();
+    ThreadState* self = Recorder::Current();
     index = self->index;
     tid = self->tid;
     AppendMany(0, 10);
