@@ -44,6 +44,7 @@ def summarize(
     top_k: int = 15,
     max_buckets: int = 200,
     reorder_window_ns: int = 5_000_000_000,
+    data_pattern: str | None = None,
     progress: Progress | None = None,
     jobs: int | None = None,
     scheduler: str | None = None,
@@ -65,6 +66,7 @@ def summarize(
             "top_k": top_k,
             "max_buckets": max_buckets,
             "reorder_window_ns": reorder_window_ns,
+            "data_pattern": data_pattern or "",
         },
         jobs=jobs,
         scheduler=scheduler,
@@ -97,6 +99,7 @@ def partial_summary(
     top_k: int = 15,
     max_buckets: int = 200,
     reorder_window_ns: int = 5_000_000_000,
+    data_pattern: str | None = None,
     progress: Progress | None = None,
 ) -> bytes:
     """The summary of some process streams of one job (from ``job_streams``) as a partial
@@ -110,6 +113,7 @@ def partial_summary(
         top_k=top_k,
         max_buckets=max_buckets,
         reorder_window_ns=reorder_window_ns,
+        data_pattern=data_pattern or "",
         progress=progress,
     )
 

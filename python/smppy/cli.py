@@ -140,6 +140,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "smppy.upload",
     "smppy.summary",
     "smppy.run",
+    "smppy.diagnose.command",
     "smppy.diff_command",
 )
 

@@ -12,6 +12,10 @@ from smppy import analysis
 from smppy._inputs import require_readable, resolve_traces
 from smppy._parallel_summary import add_worker_arguments
 from smppy._torch_auto import INPUT_WAIT
+from smppy.diagnose import diagnose
+from smppy.diagnose.command import print_findings
+
+TOP_FINDINGS = 3
 
 
 def _ms(ns: float) -> str:
@@ -59,6 +63,11 @@ def print_summary(s: dict[str, Any], top: int) -> None:
         f"job {', '.join(job['jobs']) or '-'}: {len(job['hosts'])} host(s), ranks {job['ranks']}, "
         f"{len(job['files'])} file(s), span {job['span_ns'] / 1e9:.3f} s"
     )
+    findings = diagnose(s)
+    if findings:
+        print(f"\ntop findings (smprof diagnose for all {len(findings)}):")
+        print_findings(findings, TOP_FINDINGS)
+        print()
     gpu, cpu = s["gpu"], s["cpu"]
     if gpu["reason"]:
         print(f"GPU: {gpu['reason']}")
@@ -155,7 +164,10 @@ def cmd_summary(args: argparse.Namespace) -> int:
     )
     require_readable(s, args.path)
     if args.json:
-        json.dump({**s, "input_pipeline_wait": input_pipeline_wait(s)}, sys.stdout, indent=1)
+        findings = [f.to_json() for f in diagnose(s)]
+        json.dump(
+            {**s, "input_pipeline_wait": input_pipeline_wait(s), "findings": findings}, sys.stdout, indent=1
+        )
         print()
     else:
         print_summary(s, args.top)

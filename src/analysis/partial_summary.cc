@@ -27,6 +27,8 @@ void SaveHeader(const PartialHeader& header, PartialEncoder& out) {
   out.Int(header.options.max_buckets);
   out.Int(header.options.reorder_window_ns);
   out.Uint(header.options.max_pending);
+  out.String(header.options.data_pattern);
+  out.Int(header.options.max_profiled_steps);
   out.Int(header.origin_ns);
 }
 
@@ -47,6 +49,8 @@ PartialHeader ReadHeader(PartialDecoder& in) {
   header.options.max_buckets = static_cast<int>(in.Int());
   header.options.reorder_window_ns = in.Int();
   header.options.max_pending = in.Uint();
+  header.options.data_pattern = in.String();
+  header.options.max_profiled_steps = in.Int();
   header.origin_ns = in.Int();
   if (header.options.max_buckets < 1 || header.options.top_k < 0) {
     throw std::invalid_argument("partial summary damaged: options out of range");
@@ -57,7 +61,8 @@ PartialHeader ReadHeader(PartialDecoder& in) {
 bool SameHeader(const PartialHeader& a, const PartialHeader& b) {
   return a.options.step_pattern == b.options.step_pattern && a.options.top_k == b.options.top_k &&
          a.options.max_buckets == b.options.max_buckets && a.options.reorder_window_ns == b.options.reorder_window_ns &&
-         a.options.max_pending == b.options.max_pending && a.origin_ns == b.origin_ns;
+         a.options.max_pending == b.options.max_pending && a.options.data_pattern == b.options.data_pattern &&
+         a.options.max_profiled_steps == b.options.max_profiled_steps && a.origin_ns == b.origin_ns;
 }
 
 void ExpectEnd(const PartialDecoder& in) {

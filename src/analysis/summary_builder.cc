@@ -44,6 +44,7 @@ SummaryBuilder::SummaryBuilder(const SummaryOptions& options, std::int64_t origi
       annotations_(options_),
       gpu_(options_, origin_ns),
       cpu_(origin_ns, options_.max_buckets),
+      step_profile_(options_),
       origin_ns_(origin_ns) {}
 
 void SummaryBuilder::BeginStream(const ProcessStream& stream) {
@@ -56,6 +57,7 @@ void SummaryBuilder::BeginStream(const ProcessStream& stream) {
   annotations_.BeginStream(stream);
   gpu_.BeginStream(stream);
   cpu_.BeginStream(stream);
+  step_profile_.BeginStream(stream);
   current_file_ = nullptr;
 }
 
@@ -77,6 +79,7 @@ void SummaryBuilder::OnFrameRows(const TraceFileEntry& file, const internal::Fra
     process_->frame_warnings.push_back(file.path + ": frame " + std::to_string(frame_index_) +
                                        " skipped in part: " + error);
   }
+  step_profile_.AddFrame(frame.annotations, frame.counters, file.wall_offset_ns);
   stream_drops_.annotations = std::max(stream_drops_.annotations, frame.dropped_total);
   stream_drops_.gpu = std::max(stream_drops_.gpu, frame.gpu_dropped_total);
   ++frame_index_;
@@ -150,6 +153,7 @@ void SummaryBuilder::Save(PartialEncoder& out) const {
   annotations_.Save(out);
   gpu_.Save(out);
   cpu_.Save(out);
+  step_profile_.Save(out);
 }
 
 void SummaryBuilder::MergeFrom(PartialDecoder& in) {
@@ -188,6 +192,7 @@ void SummaryBuilder::MergeFrom(PartialDecoder& in) {
   annotations_.MergeFrom(in);
   gpu_.MergeFrom(in);
   cpu_.MergeFrom(in);
+  step_profile_.MergeFrom(in);
 }
 
 void SummaryBuilder::SortStreams() {
@@ -207,6 +212,7 @@ void SummaryBuilder::SortStreams() {
   annotations_.ReorderStreams(order);
   gpu_.ReorderStreams(order);
   cpu_.ReorderStreams(order);
+  step_profile_.ReorderStreams(order);
 }
 
 std::string SummaryBuilder::GpuReason() const {
@@ -404,6 +410,8 @@ std::string SummaryBuilder::Write(const std::vector<std::string>& listing_warnin
   gpu_.WriteGpu(GpuReason(), out);
   out.Key("cpu");
   cpu_.WriteCpu(out);
+  out.Key("step_profile");
+  step_profile_.Write(out);
 
   const std::int64_t grid_span = job_span.empty() ? 0 : job_span.end_ns - origin_ns_;
   const std::int64_t width =

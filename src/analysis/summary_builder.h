@@ -17,6 +17,7 @@
 #include "analysis/job_reader.h"
 #include "analysis/json_writer.h"
 #include "analysis/partial_codec.h"
+#include "analysis/step_profile.h"
 #include "analysis/summary_options.h"
 
 namespace smprof::analysis {
@@ -82,6 +83,7 @@ class SummaryBuilder : public FrameVisitor {
   AnnotationMetrics annotations_;
   GpuMetrics gpu_;
   CpuMetrics cpu_;
+  StepProfile step_profile_;
   std::int64_t origin_ns_;
   std::deque<ProcessSummary> processes_;  // a deque: process_ stays valid
   ProcessSummary* process_ = nullptr;

@@ -9,12 +9,18 @@ namespace smprof::analysis {
 
 inline constexpr const char* kDefaultStepPattern = R"((?:ProfilerStep#|[Ss]tep[_# ]?|iteration[_ ]?)(\d*))";
 
+inline constexpr const char* kDefaultDataPattern = "InputWait";
+
 struct SummaryOptions {
   std::string step_pattern = kDefaultStepPattern;
   int top_k = 15;
   int max_buckets = 200;
   std::int64_t reorder_window_ns = 5'000'000'000;
   std::size_t max_pending = std::size_t{1} << 16;  // GPU rows per GPU / ids per join and process
+  // step_profile (docs/ANALYSIS.md): annotations that are input-pipeline waits
+  // (a full ECMAScript match), and how many steps per process are kept one by one.
+  std::string data_pattern = kDefaultDataPattern;
+  std::int64_t max_profiled_steps = 1000;
 };
 
 // A stream's wall-clock span so far; each metric extends it with the events it sees.

@@ -23,10 +23,19 @@ namespace {
 
 using smprof::analysis::SummaryOptions;
 
-SummaryOptions OptionsFrom(const std::string& step_pattern, int top_k, int max_buckets,
-                           std::int64_t reorder_window_ns) {
+SummaryOptions OptionsFrom(const std::string& step_pattern, int top_k, int max_buckets, std::int64_t reorder_window_ns,
+                           const std::string& data_pattern) {
   SummaryOptions options;
   if (!step_pattern.empty()) options.step_pattern = step_pattern;
+  if (!data_pattern.empty()) {
+    try {
+      std::regex check(data_pattern, std::regex::ECMAScript);
+    } catch (const std::regex_error& e) {
+      throw py::value_error("data_pattern: not a valid regular expression (" + std::string(e.what()) +
+                            "): " + data_pattern);
+    }
+    options.data_pattern = data_pattern;
+  }
   if (top_k < 0) throw py::value_error("top_k: must be >= 0, got " + std::to_string(top_k));
   if (max_buckets < 1) throw py::value_error("max_buckets: must be >= 1, got " + std::to_string(max_buckets));
   if (reorder_window_ns < 0) throw py::value_error("reorder_window_ns: must be >= 0");
@@ -57,8 +66,8 @@ std::string WithoutGil(const SummaryOptions& options, Summarize summarize) {
 }
 
 py::bytes Summarize(const std::vector<std::string>& paths, const std::string& step_pattern, int top_k, int max_buckets,
-                    std::int64_t reorder_window_ns, const py::object& progress) {
-  const SummaryOptions options = OptionsFrom(step_pattern, top_k, max_buckets, reorder_window_ns);
+                    std::int64_t reorder_window_ns, const std::string& data_pattern, const py::object& progress) {
+  const SummaryOptions options = OptionsFrom(step_pattern, top_k, max_buckets, reorder_window_ns, data_pattern);
   const auto report = ProgressFrom(progress);
   return py::bytes(WithoutGil(options, [&] { return smprof::analysis::SummarizeJob(paths, options, report); }));
 }
@@ -83,8 +92,9 @@ py::tuple JobStreams(const std::vector<std::string>& paths) {
 }
 
 py::bytes PartialSummary(const std::vector<JobStream>& job_streams, const std::string& step_pattern, int top_k,
-                         int max_buckets, std::int64_t reorder_window_ns, const py::object& progress) {
-  const SummaryOptions options = OptionsFrom(step_pattern, top_k, max_buckets, reorder_window_ns);
+                         int max_buckets, std::int64_t reorder_window_ns, const std::string& data_pattern,
+                         const py::object& progress) {
+  const SummaryOptions options = OptionsFrom(step_pattern, top_k, max_buckets, reorder_window_ns, data_pattern);
   std::vector<smprof::analysis::ProcessStream> streams;
   std::int64_t origin_ns = job_streams.empty() ? 0 : job_streams.front().origin_ns;
   for (const JobStream& s : job_streams) {
@@ -234,7 +244,7 @@ py::tuple ReadTables(const std::vector<std::string>& paths, const std::string& s
 void BindAnalysis(py::module_& m) {
   m.def("summarize", &Summarize, py::arg("paths"), py::arg("step_pattern") = "", py::arg("top_k") = 15,
         py::arg("max_buckets") = 200, py::arg("reorder_window_ns") = SummaryOptions().reorder_window_ns,
-        py::arg("progress") = py::none(),
+        py::arg("data_pattern") = "", py::arg("progress") = py::none(),
         "The job summary of the trace files under `paths` as JSON text (docs/ANALYSIS.md); "
         "progress(done_bytes, total_bytes) is called after each frame and each file.");
   m.def("read_tables", &ReadTables, py::arg("paths"), py::arg("step_pattern") = "",
@@ -283,7 +293,8 @@ void BindAnalysis(py::module_& m) {
         "reading order, and the files skipped (unreadable headers); only the headers are read.");
   m.def("partial_summary", &PartialSummary, py::arg("streams"), py::arg("step_pattern") = "", py::arg("top_k") = 15,
         py::arg("max_buckets") = 200, py::arg("reorder_window_ns") = SummaryOptions().reorder_window_ns,
-        py::arg("progress") = py::none(), "The partial summary (bytes) of some process streams of one job.");
+        py::arg("data_pattern") = "", py::arg("progress") = py::none(),
+        "The partial summary (bytes) of some process streams of one job.");
   m.def("merge_partial_summaries", &MergePartialSummaries, py::arg("partials"),
         "One partial summary (bytes) holding every stream of `partials`.");
   m.def("summary_from_partial", &SummaryFromPartial, py::arg("partial"), py::arg("warnings"),

@@ -18,6 +18,7 @@ from conftest import REPO
         "page_fault_cost.py",
         "torch_auto_hooks.py",
         "scale_benchmark.py",
+        "diagnose_benchmark.py",
     ],
 )
 def test_benchmark_quick_mode_runs(script: str, tmp_path) -> None:

@@ -45,6 +45,7 @@ GPU_PANELS = {
     "gpu-per-annotation",
 }
 ALL_PANELS = GPU_PANELS | {
+    "findings",
     "metadata",
     "cpu-active",
     "cpu-utilization",
@@ -283,7 +284,7 @@ def panel_states(driver: Any) -> dict[str, str]:
         for (const section of document.querySelectorAll("section.panel")) {
           const why = section.querySelector(".why-empty");
           const drawn = section.querySelector(".js-plotly-plot .main-svg g.trace") ||
-                        section.querySelector("table");
+                        section.querySelector("table") || section.querySelector("ol.findings li");
           states[section.dataset.panel] = why ? why.textContent : drawn ? "plot" : "nothing";
         }
         return states;
@@ -313,6 +314,18 @@ def test_every_panel_draws_offline_without_console_errors(browser: Any, gpu_repo
     artifacts.mkdir(parents=True, exist_ok=True)
     shutil.copy(shot, artifacts / "report.png")
     browser.set_window_size(1400, 1000)
+
+
+def test_findings_panel_comes_first_with_the_diagnosis(browser: Any, gpu_report: Path) -> None:
+    open_report(browser, gpu_report)
+    first = browser.execute_script("return document.querySelector('section.panel').dataset.panel")
+    assert first == "findings"
+    items = [li.text for li in browser.find_elements("css selector", "[data-panel=findings] li")]
+    # Rank 1's steps are 10 ms longer, 5 ms of it in Forward (write_job).
+    assert (
+        len(items) == 1 and "Rank 1 on host-b works 10 ms (+48%)" in items[0] and "'Forward'" in items[0]
+    ), items
+    assert "→ " in items[0]
 
 
 def test_names_from_the_trace_are_inert_text(browser: Any, gpu_report: Path) -> None:

@@ -16,6 +16,7 @@ from typing import Any, Callable
 from smppy import analysis
 from smppy._inputs import require_readable, resolve_traces
 from smppy._parallel_summary import add_worker_arguments
+from smppy.diagnose import diagnose
 from smppy.report.html_document import PlotlyMissingError, plotly_bundle, render_html, write_page
 from smppy.report.terminal_progress import TerminalProgress
 
@@ -63,7 +64,8 @@ def _title(summary: dict[str, Any]) -> str:
 
 def _payload(summary: dict[str, Any], top_k: int) -> dict[str, Any]:
     written = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    return {"summary": summary, "report": {"top_k": top_k, "written": written}}
+    findings = [f.to_json() for f in diagnose(summary)]
+    return {"summary": summary, "findings": findings, "report": {"top_k": top_k, "written": written}}
 
 
 def _run(args: argparse.Namespace) -> int:

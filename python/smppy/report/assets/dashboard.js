@@ -380,11 +380,31 @@
       (r) => duration(r.gpu_time_ns) + ", " + r.activities + " GPU activities");
   }
 
+  // Findings of smprof diagnose (docs/DIAGNOSE.md), most costly first: title, cost, action.
+  function drawFindings(body) {
+    const findings = payload.findings || [];
+    if (!findings.length) {
+      whyEmpty(body, "no findings: no detector found a problem in this run");
+      return;
+    }
+    const list = el("ol", "findings");
+    for (const f of findings) {
+      const item = el("li", "finding severity-" + f.severity);
+      append(item, el("p", "finding-title", "[" + f.severity + "] " + f.title),
+        el("p", "stat", "costs ~" + duration(f.cost_per_step_ns) + " per step, " + duration(f.cost_total_ns) +
+          " of rank time in all (" + f.cost_basis + ")"),
+        el("p", "finding-action", "→ " + f.recommendation));
+      append(list, item);
+    }
+    append(body, list);
+  }
+
   // ---- the page ----------------------------------------------------------------------------------
 
   document.getElementById("subtitle").textContent = summary.job.hosts.length + " host(s), " +
     summary.job.ranks.length + " rank(s), " + duration(summary.job.span_ns) + " · written " + payload.report.written;
   drawBanner();
+  panel("findings", "Findings", "Why the run is slow and what to change, most costly first (smprof diagnose).", drawFindings);
   panel("metadata", "Job", "Hosts, ranks, devices and command lines of the traced processes.", drawMetadata);
   panel("gpu-active", "GPU active time", "Per GPU, the union of its kernel, memcpy and memset intervals over its process's span.", drawGpuActive);
   panel("gpu-utilization", "GPU utilization over time per node", "Busy fraction of each node's GPUs per time bucket (per-GPU lines in the legend).", drawGpuUtilization);

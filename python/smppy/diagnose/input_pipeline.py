@@ -1,0 +1,103 @@
+"""Input-pipeline bound: steps wait for their next batch (docs/DIAGNOSE.md).
+
+Rule: over the steady-state steps of every rank, the input-pipeline wait
+(annotations matching the summary's data pattern: ``InputWait`` of automatic
+PyTorch mode, or the user's own) is at least ``MIN_SHARE`` of the step cycle
+and at least ``MIN_WAIT_NS`` per step. Severity by share: ``HIGH_SHARE`` high,
+``MEDIUM_SHARE`` medium, else low. Cost: the measured wait per step (what a
+loader that keeps up would save), over every step of every rank.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from smppy.diagnose.finding import Finding
+from smppy.diagnose.steps import cycle_ns, ms, per_step_ns, rank_label, steady_steps, training_ranks
+
+MIN_SHARE = 0.10
+MIN_WAIT_NS = 1_000_000
+MEDIUM_SHARE = 0.20
+HIGH_SHARE = 0.40
+FETCH_ANNOTATION = "DataLoaderFetch"
+
+
+def _workers(summary: dict[str, Any], pid: int) -> int:
+    return sum(1 for p in summary["job"]["processes"] if p["worker_of_pid"] == pid)
+
+
+def _fetch_mean_ns(summary: dict[str, Any]) -> int | None:
+    stats = next((a["stats"] for a in summary["annotations"] if a["name"] == FETCH_ANNOTATION), None)
+    return stats["mean_ns"] if stats and stats["count"] else None
+
+
+def detect(summary: dict[str, Any]) -> list[Finding]:
+    rows, wait_total, cycle_total, cost_total, steps_total = [], 0, 0, 0, 0
+    for rank in training_ranks(summary):
+        steps = steady_steps(rank)
+        wait = sum(s["data_wait_ns"] for s in steps)
+        cycle = sum(cycle_ns(s) for s in steps)
+        wait_total += wait
+        cycle_total += cycle
+        steps_total += len(steps)
+        cost_total += per_step_ns(wait, len(steps)) * rank["steps_seen"]
+        rows.append(
+            {
+                "host": rank["host"],
+                "rank": rank["rank"],
+                "pid": rank["pid"],
+                "label": rank_label(rank, summary),
+                "wait_share": wait / cycle if cycle else 0.0,
+                "wait_per_step_ns": per_step_ns(wait, len(steps)),
+                "steps_waiting": sum(1 for s in steps if s["data_wait_ns"] >= MIN_SHARE * cycle_ns(s)),
+                "steps": len(steps),
+                "traced_workers": _workers(summary, rank["pid"]),
+            }
+        )
+    share = wait_total / cycle_total if cycle_total else 0.0
+    per_step = per_step_ns(wait_total, steps_total)
+    if share < MIN_SHARE or per_step < MIN_WAIT_NS:
+        return []
+    worst = max(rows, key=lambda r: r["wait_share"])
+    names = sorted({p["name"] for r in summary["step_profile"]["per_rank"] for p in r["phases"] if p["data"]})
+    fetch = _fetch_mean_ns(summary)
+    workers = worst["traced_workers"]
+    if workers == 0:
+        recommendation = (
+            "Load batches in background processes so the next batch is ready when the step ends: "
+            "DataLoader(num_workers=4, pin_memory=True, persistent_workers=True), raising num_workers "
+            "until the wait is gone"
+        )
+    else:
+        recommendation = (
+            f"Give the DataLoader more than its {workers} worker(s) (or a larger prefetch_factor), "
+            "or make the dataset's __getitem__ cheaper"
+        )
+    if fetch is not None:
+        recommendation += f"; one batch fetch ({FETCH_ANNOTATION}) takes {ms(fetch)}"
+    severity = "high" if share >= HIGH_SHARE else "medium" if share >= MEDIUM_SHARE else "low"
+    return [
+        Finding(
+            id="input_pipeline_bound",
+            title=(
+                f"Steps wait {100 * share:.0f}% of their time ({ms(per_step)} per step) for the next batch"
+                + (f"; worst {worst['label']} at {100 * worst['wait_share']:.0f}%" if len(rows) > 1 else "")
+            ),
+            severity=severity,
+            cost_per_step_ns=per_step,
+            cost_total_ns=cost_total,
+            cost_basis=(
+                "the measured input-pipeline wait inside steady-state steps (annotations matching "
+                f"{summary['step_profile']['data_pattern']!r}), per step, times every step of every rank: "
+                "what a loader that keeps up would save"
+            ),
+            evidence={
+                "wait_share": round(share, 4),
+                "wait_per_step_ns": per_step,
+                "data_annotations": names,
+                "batch_fetch_mean_ns": fetch,
+                "ranks": rows,
+            },
+            recommendation=recommendation,
+        )
+    ]

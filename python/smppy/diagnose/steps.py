@@ -1,0 +1,77 @@
+"""The steady-state steps of each rank in the summary's ``step_profile``
+(docs/ANALYSIS.md), shared by the CPU-side detectors (docs/DIAGNOSE.md).
+
+A step's *cycle* is its duration plus the gap since the previous step ended:
+what one iteration really costs, including work between steps (a checkpoint
+saved after ``optimizer.step()``). Steady-state steps leave out the first
+step (start-up: workers spawning, first compilation) and, when every step was
+kept, the last one (it lasts until the session stops, docs/PYTORCH.md).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from statistics import median
+from typing import Any
+
+# Phases that are collectives or waits for other ranks, by name (case-insensitive).
+COLLECTIVE = re.compile(
+    r"all_?reduce|all_?gather|reduce_?scatter|broadcast|barrier|all_?to_?all|collective|nccl|gloo|"
+    r"wait|sync",
+    re.IGNORECASE,
+)
+
+
+def cycle_ns(step: dict[str, Any]) -> int:
+    return step["dur_ns"] + step["gap_before_ns"]
+
+
+def wait_predicate(summary: dict[str, Any]) -> Callable[[str], bool]:
+    """Whether a phase name is a collective or a wait for other ranks; an input-pipeline wait
+    (a data phase) is the rank's own work."""
+    data = {p["name"] for r in summary["step_profile"]["per_rank"] for p in r["phases"] if p["data"]}
+    return lambda name: name not in data and COLLECTIVE.search(name) is not None
+
+
+def work_ns(step: dict[str, Any], is_wait: Callable[[str], bool]) -> int:
+    """The step's cycle minus its collective and wait phases: the rank's own time in it."""
+    return cycle_ns(step) - sum(ns for name, ns in step["phases"].items() if is_wait(name))
+
+
+def steady_steps(rank: dict[str, Any]) -> list[dict[str, Any]]:
+    steps = rank["steps"]
+    end = len(steps) - 1 if rank["steps_seen"] == len(steps) else len(steps)
+    return steps[1:end]
+
+
+def training_ranks(summary: dict[str, Any], min_steps: int = 3) -> list[dict[str, Any]]:
+    """The rank processes (not their workers) with at least ``min_steps`` steady steps."""
+    ranks = summary.get("step_profile", {}).get("per_rank", [])
+    return [r for r in ranks if not r["worker_of_pid"] and len(steady_steps(r)) >= min_steps]
+
+
+def rank_label(rank: dict[str, Any], summary: dict[str, Any]) -> str:
+    hosts = summary["job"]["hosts"]
+    return f"rank {rank['rank']}" + (f" on {rank['host']}" if len(hosts) > 1 else "")
+
+
+def per_step_ns(total_ns: float, steps: int) -> int:
+    return round(total_ns / steps) if steps else 0
+
+
+def median_ns(values: list[float]) -> int:
+    return round(median(values)) if values else 0
+
+
+def ms(ns: float) -> str:
+    """A duration for a title: ``38 ms``, ``1.2 s``, ``450 us``."""
+    if abs(ns) >= 10e9:
+        return f"{ns / 1e9:.0f} s"
+    if abs(ns) >= 1e9:
+        return f"{ns / 1e9:.1f} s"
+    if abs(ns) >= 10e6:
+        return f"{ns / 1e6:.0f} ms"
+    if abs(ns) >= 1e6:
+        return f"{ns / 1e6:.1f} ms"
+    return f"{ns / 1e3:.0f} us"
