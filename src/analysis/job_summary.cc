@@ -6,6 +6,7 @@
 
 #include "analysis/annotation_metrics.h"
 #include "analysis/cpu_metrics.h"
+#include "analysis/gpu_idle_breakdown.h"
 #include "analysis/gpu_metrics.h"
 #include "analysis/json_writer.h"
 
@@ -61,6 +62,7 @@ class SummaryBuilder : public FrameVisitor {
       : options_(options),
         annotations_(options),
         gpu_(options, origin_ns),
+        gpu_idle_(options),
         cpu_(origin_ns, options.max_buckets),
         origin_ns_(origin_ns) {}
 
@@ -72,6 +74,7 @@ class SummaryBuilder : public FrameVisitor {
     footer_drops_ = {};
     annotations_.BeginStream(stream);
     gpu_.BeginStream(stream);
+    gpu_idle_.BeginStream(stream);
     cpu_.BeginStream(stream);
     current_file_ = nullptr;
   }
@@ -94,6 +97,7 @@ class SummaryBuilder : public FrameVisitor {
         !cpu_.AddFrame(file, frame, &process_->span, &error) || !gpu_.AddFrame(file, frame, &process_->span, &error)) {
       warnings_.push_back(file.path + ": frame " + std::to_string(frame_index_) + " skipped in part: " + error);
     }
+    gpu_idle_.AddFrame(file, frame);
     stream_drops_.annotations = std::max(stream_drops_.annotations, frame.dropped_total);
     stream_drops_.gpu = std::max(stream_drops_.gpu, frame.gpu_dropped_total);
     ++frame_index_;
@@ -119,6 +123,7 @@ class SummaryBuilder : public FrameVisitor {
 
   void EndStream() override {
     gpu_.EndStream(process_->span);
+    gpu_idle_.EndStream();
     process_->annotations = annotations_.stream_annotations();
     process_->steps = annotations_.stream_steps();
     process_->gpu_active_ns = gpu_.stream_active_ns();
@@ -145,6 +150,7 @@ class SummaryBuilder : public FrameVisitor {
   const SummaryOptions& options_;
   AnnotationMetrics annotations_;
   GpuMetrics gpu_;
+  GpuIdleBreakdown gpu_idle_;
   CpuMetrics cpu_;
   std::int64_t origin_ns_;
   std::vector<ProcessSummary> processes_;
@@ -276,6 +282,7 @@ std::string SummaryBuilder::Write(const std::vector<std::string>& reader_warning
   out.Key("options")
       .BeginObject()
       .Field("step_pattern", options_.step_pattern)
+      .Field("data_wait_pattern", options_.data_wait_pattern)
       .Field("top_k", options_.top_k)
       .Field("max_buckets", options_.max_buckets)
       .Field("reorder_window_ns", options_.reorder_window_ns)
@@ -339,8 +346,13 @@ std::string SummaryBuilder::Write(const std::vector<std::string>& reader_warning
   annotations_.WriteSteps(options_.step_pattern, out);
   out.Key("annotations");
   annotations_.WriteAnnotations(out);
-  out.Key("gpu");
-  gpu_.WriteGpu(GpuReason(), out);
+  out.Key("gpu").BeginObject();
+  gpu_.WriteGpuFields(GpuReason(), out);
+  out.Key("idle");
+  gpu_idle_.WriteIdle(out);
+  out.Key("overlap");
+  gpu_idle_.WriteOverlap(out);
+  out.EndObject();
   out.Key("cpu");
   cpu_.WriteCpu(out);
 

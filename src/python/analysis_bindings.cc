@@ -20,10 +20,18 @@ namespace {
 
 using smprof::analysis::SummaryOptions;
 
-py::bytes Summarize(const std::vector<std::string>& paths, const std::string& step_pattern, int top_k, int max_buckets,
-                    std::int64_t reorder_window_ns, const py::object& progress) {
+py::bytes Summarize(const std::vector<std::string>& paths, const std::string& step_pattern,
+                    const std::string& data_wait_pattern, int top_k, int max_buckets, std::int64_t reorder_window_ns,
+                    const py::object& progress) {
   SummaryOptions options;
   if (!step_pattern.empty()) options.step_pattern = step_pattern;
+  if (!data_wait_pattern.empty()) options.data_wait_pattern = data_wait_pattern;
+  try {
+    std::regex check(options.data_wait_pattern, std::regex::ECMAScript);
+  } catch (const std::regex_error& e) {
+    throw py::value_error("data_wait_pattern: not a valid regular expression (" + std::string(e.what()) +
+                          "): " + options.data_wait_pattern);
+  }
   if (top_k < 0) throw py::value_error("top_k: must be >= 0, got " + std::to_string(top_k));
   if (max_buckets < 1) throw py::value_error("max_buckets: must be >= 1, got " + std::to_string(max_buckets));
   if (reorder_window_ns < 0) throw py::value_error("reorder_window_ns: must be >= 0");
@@ -89,9 +97,9 @@ py::tuple ReadTables(const std::vector<std::string>& paths, const std::string& s
 }  // namespace
 
 void BindAnalysis(py::module_& m) {
-  m.def("summarize", &Summarize, py::arg("paths"), py::arg("step_pattern") = "", py::arg("top_k") = 15,
-        py::arg("max_buckets") = 200, py::arg("reorder_window_ns") = SummaryOptions().reorder_window_ns,
-        py::arg("progress") = py::none(),
+  m.def("summarize", &Summarize, py::arg("paths"), py::arg("step_pattern") = "", py::arg("data_wait_pattern") = "",
+        py::arg("top_k") = 15, py::arg("max_buckets") = 200,
+        py::arg("reorder_window_ns") = SummaryOptions().reorder_window_ns, py::arg("progress") = py::none(),
         "The job summary of the trace files under `paths` as JSON text (docs/ANALYSIS.md); "
         "progress(done_bytes, total_bytes) is called after each frame and each file.");
   m.def("read_tables", &ReadTables, py::arg("paths"), py::arg("step_pattern") = "",
