@@ -59,6 +59,25 @@ void GpuMetrics::BeginStream(const ProcessStream& stream) {
   newest_ns_ = 0;
 }
 
+void GpuMetrics::AddHostCopy(const internal::GpuActivityRow& row) {
+  std::uint32_t host_memory = 0;
+  if (row.copy_kind == trace::COPY_KIND_HTOD) {
+    host_memory = row.src_memory_kind;
+  } else if (row.copy_kind == trace::COPY_KIND_DTOH) {
+    host_memory = row.dst_memory_kind;
+  } else {
+    return;
+  }
+  const auto add = [&row](Totals& totals) {
+    totals.count += 1;
+    totals.time_ns += row.dur_ns;
+    totals.bytes += row.bytes;
+  };
+  add(host_copies_.all);
+  if (host_memory != trace::MEMORY_KIND_UNKNOWN) host_copies_.memory_kind_known += 1;
+  if (host_memory == trace::MEMORY_KIND_PAGEABLE) add(host_copies_.pageable);
+}
+
 void GpuMetrics::AddLaunch(const TimeSpan& api_call, const TimeSpan& kernel) {
   launch_latency_.Add(kernel.start_ns - api_call.start_ns);
   launches_.kernels += 1;
@@ -233,6 +252,7 @@ void GpuMetrics::AddActivity(const internal::GpuActivityRow& row, std::int64_t w
     op.count += 1;
     op.time_ns += row.dur_ns;
     op.bytes += row.bytes;
+    if (kind == trace::GPU_KIND_MEMCPY) AddHostCopy(row);
   }
   if (row.correlation_id == 0) return;
   AnnotationGpu* annotation = nullptr;
@@ -336,6 +356,17 @@ void GpuMetrics::WriteGpuFields(const std::string& reason, JsonWriter& out) cons
         .EndObject();
   }
   out.EndArray();
+
+  out.Key("pageable_copies")
+      .BeginObject()
+      .Field("count", host_copies_.pageable.count)
+      .Field("time_ns", host_copies_.pageable.time_ns)
+      .Field("bytes", host_copies_.pageable.bytes)
+      .Field("host_copies", host_copies_.all.count)
+      .Field("host_copy_time_ns", host_copies_.all.time_ns)
+      .Field("memory_kind_known", host_copies_.memory_kind_known)
+      .Field("time_share", Share(host_copies_.pageable.time_ns, host_copies_.all.time_ns))
+      .EndObject();
 
   out.Key("precision").BeginArray();
   // Named precisions in the enum's order, unknown last.

@@ -108,6 +108,12 @@ class GpuMetrics {
     std::int64_t tiny_kernel_time_ns = 0;
     std::int64_t tiny_launch_time_ns = 0;  // the launch calls' time
   };
+  // Copies between host and device, and those whose host side is pageable memory.
+  struct HostCopyTotals {
+    Totals all;
+    std::uint64_t memory_kind_known = 0;
+    Totals pageable;
+  };
   struct Waiting {  // GPU work that arrived before its partner row
     std::int64_t first_start_ns = 0;
     std::int64_t time_ns = 0;
@@ -117,6 +123,7 @@ class GpuMetrics {
   void AddActivity(const internal::GpuActivityRow& row, std::int64_t wall_offset_ns);
   // A kernel joined to its launch call: the latency, and whether it ran shorter than its launch.
   void AddLaunch(const TimeSpan& api_call, const TimeSpan& kernel);
+  void AddHostCopy(const internal::GpuActivityRow& row);
   void AddAnnotationTime(AnnotationGpu* annotation, std::int64_t time_ns, std::uint64_t activities);
   void AddRanges(const internal::FrameRows& frame);
   void NoteUnclaimed(const internal::GpuActivityRow& row);
@@ -152,6 +159,7 @@ class GpuMetrics {
   std::unordered_map<std::string, AnnotationGpu> annotations_;
   LogHistogram launch_latency_;
   LaunchTotals launches_;
+  HostCopyTotals host_copies_;
 };
 
 }  // namespace smprof::analysis

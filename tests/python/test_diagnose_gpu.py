@@ -19,6 +19,7 @@ STEP = 10 * MS
 STEPS = 10
 MAIN = 10
 FP32, BF16 = 2, 5
+PAGEABLE, PINNED, DEVICE = 1, 2, 3  # MemoryKind
 
 
 class StepBuilder:
@@ -47,7 +48,7 @@ class StepBuilder:
         for at in range(begin, end, length):
             self.kernel(at, min(length, end - at))
 
-    def copy_htod(self, at: int, dur: int) -> None:
+    def copy_htod(self, at: int, dur: int, host_memory: int = PINNED) -> None:
         cid = next(self.correlation)
         self.api_calls.append((self.start + at - 10 * US, 5 * US, "cudaMemcpyAsync", MAIN, cid))
         self.gpu.append(
@@ -59,6 +60,8 @@ class StepBuilder:
                 "copy_kind": 1,
                 "bytes": 1 << 20,
                 "correlation_id": cid,
+                "src_memory_kind": host_memory,
+                "dst_memory_kind": DEVICE,
             }
         )
 
@@ -216,6 +219,22 @@ def test_copies_that_no_kernel_overlaps(tmp_path: Path) -> None:
     (finding,) = gpu_kernels.detect(summary)
     assert finding.cost_per_step_ns == 3 * MS
     assert "non_blocking=True" in finding.recommendation
+
+
+def test_copies_from_pageable_memory(tmp_path: Path) -> None:
+    def pageable(step: StepBuilder) -> None:
+        step.kernels(50 * US, STEP - 50 * US)
+        step.copy_htod(2 * MS, 2 * MS, host_memory=PAGEABLE)  # overlapped, but from pageable memory
+
+    summary = analysis.summarize(write_job(tmp_path, pageable))
+    copies = summary["gpu"]["pageable_copies"]
+    assert (copies["count"], copies["time_ns"], copies["time_share"]) == (STEPS, STEPS * 2 * MS, 1.0)
+    assert copies["memory_kind_known"] == STEPS
+    assert finding_ids(summary) == {"pageable_copies"}
+    (finding,) = gpu_kernels.detect(summary)
+    assert finding.cost_per_step_ns == 1 * MS
+    assert finding.title.startswith("10 host-device copies (20 ms, 100% of host copy time) use pageable")
+    assert "pin_memory=True" in finding.recommendation
 
 
 def test_communication_that_no_kernel_overlaps(tmp_path: Path) -> None:

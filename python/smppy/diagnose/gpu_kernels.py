@@ -1,6 +1,6 @@
 """Kernel-level findings (docs/DIAGNOSE_GPU.md): many tiny kernels, FP32 kernels
-on GPUs with tensor cores, copies not overlapped with compute, communication
-not overlapped with compute."""
+on GPUs with tensor cores, copies from pageable memory, copies not overlapped
+with compute, communication not overlapped with compute."""
 
 from __future__ import annotations
 
@@ -16,6 +16,8 @@ TINY_MIN_COUNT_SHARE = 0.5
 TENSOR_CORE_MIN_CAPABILITY = (7, 0)
 FP32_MIN_SHARE = 0.2  # of kernel time
 FP32_SPEEDUP = 2.0  # TF32/BF16 tensor-core kernels against FP32 ones, at least
+# Pageable copies: a pinned copy runs at least this much faster (and may overlap compute).
+PINNED_SPEEDUP = 2.0
 # Copies and communication not overlapped: share of their own time and of step time.
 EXPOSED_MIN_SHARE = 0.5
 EXPOSED_MIN_STEP_SHARE = 0.05
@@ -115,6 +117,41 @@ def _fp32_on_tensor_cores(summary: dict[str, Any], steps: int, step_time_ns: int
     ]
 
 
+def _pageable_copies(summary: dict[str, Any], steps: int, step_time_ns: int) -> list[Finding]:
+    pageable = summary["gpu"].get("pageable_copies") or {}
+    time_ns = int(pageable.get("time_ns", 0))
+    cost_ns = int(time_ns * (1 - 1 / PINNED_SPEEDUP))
+    step_share = cost_ns / step_time_ns if step_time_ns else 0.0
+    if time_ns == 0 or step_share < MIN_STEP_SHARE:
+        return []
+    return [
+        Finding(
+            id="pageable_copies",
+            title=f"{pageable['count']:,} host-device copies ({ms(time_ns)}, "
+            f"{percent(pageable['time_share'])} of host copy time) use pageable host memory",
+            severity=severity(step_share),
+            cost_per_step_ns=per_step(cost_ns, steps),
+            cost_total_ns=cost_ns,
+            cost_basis=(
+                f"The pageable copies' time times {1 - 1 / PINNED_SPEEDUP:.2f}: from pinned memory they run "
+                f"at least {PINNED_SPEEDUP:g}x faster, without a staging copy (gpu.pageable_copies)."
+            ),
+            evidence={
+                "pageable_copies": pageable["count"],
+                "pageable_time_ns": time_ns,
+                "pageable_bytes": pageable["bytes"],
+                "host_copies": pageable["host_copies"],
+                "host_copy_time_ns": pageable["host_copy_time_ns"],
+                "time_share": pageable["time_share"],
+            },
+            recommendation=(
+                "Copy from pinned memory: DataLoader(pin_memory=True) (or tensor.pin_memory() for your own "
+                "buffers), then tensor.to('cuda', non_blocking=True) so the copy can overlap compute."
+            ),
+        )
+    ]
+
+
 def _not_overlapped(
     summary: dict[str, Any], steps: int, step_time_ns: int, what: str, finding_id: str, recommendation: str
 ) -> list[Finding]:
@@ -167,6 +204,7 @@ def detect(summary: dict[str, Any]) -> list[Finding]:
     return [
         *_tiny_kernels(summary, steps, step_time_ns),
         *_fp32_on_tensor_cores(summary, steps, step_time_ns),
+        *_pageable_copies(summary, steps, step_time_ns),
         *_not_overlapped(
             summary,
             steps,
