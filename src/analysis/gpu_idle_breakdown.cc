@@ -139,11 +139,12 @@ void GpuIdleBreakdown::SweepIfDue() {
   if (pending_.size() < kSweepBatch) return;
   std::int64_t frontier = newest_ns_ - options_.reorder_window_ns - longest_step_ns_;
   if (pending_.size() > options_.max_pending) {
-    // Bounded: the older half is swept even if later rows may still reach back into it.
+    // Bounded: the half that ends first is swept even if later rows may still
+    // reach back into it (every pending interval ends after swept_ns_).
     auto middle = pending_.begin() + static_cast<std::ptrdiff_t>(pending_.size() / 2);
     std::nth_element(pending_.begin(), middle, pending_.end(),
-                     [](const Interval& a, const Interval& b) { return a.start_ns < b.start_ns; });
-    frontier = std::max(frontier, middle->start_ns);
+                     [](const Interval& a, const Interval& b) { return a.end_ns < b.end_ns; });
+    frontier = std::max(frontier, middle->end_ns);
   }
   if (frontier > swept_ns_) SweepTo(frontier);
 }
