@@ -72,7 +72,9 @@ class StepBuilder:
         self.api_calls.append((self.start + at, dur, name, MAIN, next(self.correlation)))
 
 
-def write_job(root: Path, fill_step, *, precision: int = BF16, capability: tuple[int, int] = (9, 0)) -> Path:
+def write_job(
+    root: Path, fill_step, *, precision: int = BF16, capability: tuple[int, int] = (9, 0), rank: int = 0
+) -> Path:
     frame = st.pb().Frame(sequence=0)
     frame.strings.append(b"")
     st.add_device(
@@ -98,7 +100,12 @@ def write_job(root: Path, fill_step, *, precision: int = BF16, capability: tuple
     st.add_gpu_activities(frame, gpu)
     footer = st.pb().Footer()
     footer.stop.monotonic_ns = T0 + (STEPS + 1) * STEP
-    st.write_trace(root / "rank0.smprof", st.header(monotonic_ns=T0, pid=5), [frame], footer)
+    st.write_trace(
+        root / f"rank{rank}.smprof",
+        st.header(rank=rank, world_size=2, monotonic_ns=T0, pid=5 + rank),
+        [frame],
+        footer,
+    )
     return root
 
 
@@ -167,6 +174,19 @@ def test_waiting_for_data_is_its_own_cause(tmp_path: Path) -> None:
         {"host": "host-a", "rank": 0, "device": 0, "time_ns": STEPS * 4 * MS, "share_of_step_time": 0.4}
     ]
     assert "pin_memory=True" in finding.recommendation
+
+
+def test_the_evidence_names_the_gpu_that_waits(tmp_path: Path) -> None:
+    write_job(tmp_path, balanced, rank=0)
+    write_job(tmp_path, data_wait, rank=1)
+    (finding,) = gpu_idle.detect(analysis.summarize(tmp_path))
+    assert finding.id == "gpu_idle_data_wait"
+    assert finding.severity == "medium"  # 40 ms of the two GPUs' 200 ms of step time
+    assert finding.cost_per_step_ns == 2 * MS  # 40 ms over the two ranks' 20 steps
+    assert [(g["rank"], g["time_ns"], g["share_of_step_time"]) for g in finding.evidence["gpus"]] == [
+        (1, STEPS * 4 * MS, 0.4),
+        (0, 0, 0.0),
+    ]
 
 
 def test_a_data_wait_pattern_names_the_users_own_annotation(tmp_path: Path) -> None:
