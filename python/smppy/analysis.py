@@ -14,6 +14,7 @@ from typing import Any
 from smppy import _smppy
 
 DEFAULT_STEP_PATTERN: str = _smppy.DEFAULT_STEP_PATTERN
+DEFAULT_DATA_WAIT_PATTERN: str = _smppy.DEFAULT_DATA_WAIT_PATTERN
 
 Progress = Callable[[int, int], None]
 

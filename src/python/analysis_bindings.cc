@@ -108,6 +108,7 @@ void BindAnalysis(py::module_& m) {
         "`tables`, when given) "
         "(docs/ANALYSIS.md), and the damaged files' warnings.");
   m.attr("DEFAULT_STEP_PATTERN") = smprof::analysis::kDefaultStepPattern;
+  m.attr("DEFAULT_DATA_WAIT_PATTERN") = smprof::analysis::kDefaultDataWaitPattern;
 }
 
 }  // namespace smppy

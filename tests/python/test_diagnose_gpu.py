@@ -5,11 +5,13 @@ stays silent on a balanced one. Every trace is ten 10 ms steps of one rank on on
 from __future__ import annotations
 
 import itertools
+import json
 from pathlib import Path
 
 import pytest
 import synthetic_trace as st
 from smppy import analysis, diagnose
+from smppy.cli import main
 from smppy.diagnose import gpu_idle, gpu_kernels
 
 US = 1_000
@@ -201,6 +203,17 @@ def test_a_data_wait_pattern_names_the_users_own_annotation(tmp_path: Path) -> N
     assert summary["gpu"]["idle"]["data_wait_ns"] == STEPS * 2 * MS
     with pytest.raises(ValueError, match="data_wait_pattern: not a valid regular expression"):
         analysis.summarize(tmp_path, data_wait_pattern="fetch_(")
+
+
+def test_smprof_summary_takes_a_data_wait_pattern(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    def fetch(step: StepBuilder) -> None:
+        step.host(0, 2 * MS, "fetch_batch")
+        step.kernels(2 * MS, STEP)
+
+    write_job(tmp_path, fetch)
+    assert main(["summary", str(tmp_path), "--json", "--data-wait-pattern", "fetch_batch"]) == 0
+    idle = json.loads(capsys.readouterr().out)["gpu"]["idle"]
+    assert (idle["data_wait_pattern"], idle["data_wait_ns"]) == ("fetch_batch", STEPS * 2 * MS)
 
 
 def test_synchronizations_are_their_own_cause(tmp_path: Path) -> None:
