@@ -59,20 +59,25 @@ void GpuIdleBreakdown::BeginStream(const ProcessStream& stream) {
   stream_->rank = stream.rank;
   stream_->pid = stream.pid;
   pending_.clear();
+  last_device_ = 0;
   swept_ns_ = INT64_MIN;
   newest_ns_ = INT64_MIN;
   longest_step_ns_ = 0;
 }
 
-bool GpuIdleBreakdown::IsDataWait(std::string_view name) {
+GpuIdleBreakdown::AnnotationRole GpuIdleBreakdown::RoleOf(std::string_view name) {
+  std::int64_t number = 0;
+  if (steps_.Match(name, &number)) return AnnotationRole::kStep;
   auto [it, added] = data_wait_names_.try_emplace(std::string(name), false);
   if (added) it->second = std::regex_match(it->first, data_wait_);
-  return it->second;
+  return it->second ? AnnotationRole::kDataWait : AnnotationRole::kOther;
 }
 
 std::uint32_t GpuIdleBreakdown::DeviceIndex(std::uint32_t id) {
+  if (!stream_->devices.empty() && stream_->devices[last_device_].id == id) return last_device_;
   auto [it, added] = stream_->device_index.try_emplace(id, static_cast<std::uint32_t>(stream_->devices.size()));
   if (added) stream_->devices.push_back(GpuIdleTotals{id});
+  last_device_ = it->second;
   return it->second;
 }
 
@@ -89,14 +94,17 @@ void GpuIdleBreakdown::Add(std::int64_t start_ns, std::int64_t end_ns, Track tra
 void GpuIdleBreakdown::AddFrame(const TraceFileEntry& file, const internal::FrameRows& frame) {
   const std::int64_t offset = file.wall_offset_ns;
   if (frame.annotations_status.ok()) {
+    // One name lookup per name and frame, not per row.
+    frame_roles_.assign(frame.strings.size(), AnnotationRole::kUnknown);
     for (const auto& row : frame.annotations) {
+      AnnotationRole& role = frame_roles_[row.name_index];
+      if (role == AnnotationRole::kUnknown) role = RoleOf(row.name);
       const std::int64_t start = row.start_ns + offset;
-      std::int64_t number = 0;
-      if (steps_.Match(row.name, &number)) {
+      if (role == AnnotationRole::kStep) {
         ++stream_->steps;
         longest_step_ns_ = std::max(longest_step_ns_, row.dur_ns);
         Add(start, start + row.dur_ns, kStep);
-      } else if (IsDataWait(row.name)) {
+      } else if (role == AnnotationRole::kDataWait) {
         Add(start, start + row.dur_ns, kDataWait);
       }
     }

@@ -88,8 +88,9 @@ class GpuIdleBreakdown {
   };
 
   void Add(std::int64_t start_ns, std::int64_t end_ns, Track track, std::uint32_t device = 0);
+  enum class AnnotationRole : std::uint8_t { kUnknown, kStep, kDataWait, kOther };
   std::uint32_t DeviceIndex(std::uint32_t id);
-  bool IsDataWait(std::string_view name);
+  AnnotationRole RoleOf(std::string_view name);
   // Sweeps what is pending up to `frontier_ns`, keeping what reaches past it.
   void SweepTo(std::int64_t frontier_ns);
   void SweepIfDue();
@@ -100,8 +101,10 @@ class GpuIdleBreakdown {
   StepMatcher steps_;
   std::regex data_wait_;
   std::unordered_map<std::string, bool> data_wait_names_;
+  std::vector<AnnotationRole> frame_roles_;  // by index in the frame's strings, for one frame
   std::vector<std::unique_ptr<Stream>> streams_;
   Stream* stream_ = nullptr;
+  std::uint32_t last_device_ = 0;  // DeviceIndex's previous answer
   std::vector<Interval> pending_;
   std::vector<Event> events_;  // SweepTo's, reused
   std::int64_t swept_ns_ = INT64_MIN;

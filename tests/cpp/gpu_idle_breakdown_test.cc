@@ -50,7 +50,8 @@ void AddToFrame(const Item& item, internal::FrameRows* frame) {
   switch (item.track) {
     case kStep:
     case kDataWait:
-      frame->annotations.push_back({item.start, dur, name, 1, 0, 0});
+      // The frame's strings are the names of the host tracks, by track.
+      frame->annotations.push_back({item.start, dur, name, 1, 0, static_cast<std::uint32_t>(item.track)});
       break;
     case kSync:
     case kLaunch: {
@@ -131,6 +132,7 @@ TEST(GpuIdleBreakdown, MatchesBruteForceAcrossBatches) {
   breakdown.BeginStream(stream);
   TraceFileEntry file;
   internal::FrameRows frame;
+  frame.strings = {NameOf(kStep), NameOf(kDataWait)};
   frame.has_gpu = frame.has_api_calls = true;
   for (std::size_t i = 0; i < items.size(); ++i) {
     AddToFrame(items[i], &frame);
