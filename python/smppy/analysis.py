@@ -17,6 +17,7 @@ from typing import Any
 from smppy import _smppy
 
 DEFAULT_STEP_PATTERN: str = _smppy.DEFAULT_STEP_PATTERN
+DEFAULT_DATA_WAIT_PATTERN: str = _smppy.DEFAULT_DATA_WAIT_PATTERN
 
 Progress = Callable[[int, int], None]
 
@@ -40,6 +41,7 @@ def summarize(
     path: str | os.PathLike[str] | list[str | os.PathLike[str]],
     *,
     step_pattern: str | None = None,
+    data_wait_pattern: str | None = None,
     top_k: int = 15,
     max_buckets: int = 200,
     reorder_window_ns: int = 5_000_000_000,
@@ -48,11 +50,14 @@ def summarize(
     """The summary of every rank file under ``path`` (a file, a directory
     searched recursively, or a list of them), as the JSON-able dict that
     docs/ANALYSIS.md specifies. ``progress(done_bytes, total_bytes)`` is called
-    after each frame and each file. Raises ValueError for a bad option (naming it),
+    after each frame and each file. ``data_wait_pattern`` (a regex, whole name)
+    names the annotations during which the host waits for input data (default
+    ``InputWait``), for the GPU idle breakdown. Raises ValueError for a bad option (naming it),
     FileNotFoundError for a missing path; damaged files are ``warnings``."""
     text = _smppy.summarize(
         _paths(path),
         step_pattern=step_pattern or "",
+        data_wait_pattern=data_wait_pattern or "",
         top_k=top_k,
         max_buckets=max_buckets,
         reorder_window_ns=reorder_window_ns,
@@ -82,6 +87,7 @@ def partial_summary(
     streams: ProcessStream | Sequence[ProcessStream],
     *,
     step_pattern: str | None = None,
+    data_wait_pattern: str | None = None,
     top_k: int = 15,
     max_buckets: int = 200,
     reorder_window_ns: int = 5_000_000_000,
@@ -95,6 +101,7 @@ def partial_summary(
     return _smppy.partial_summary(
         items,
         step_pattern=step_pattern or "",
+        data_wait_pattern=data_wait_pattern or "",
         top_k=top_k,
         max_buckets=max_buckets,
         reorder_window_ns=reorder_window_ns,

@@ -23,6 +23,7 @@ void SaveHeader(const PartialHeader& header, PartialEncoder& out) {
   out.String(kPartialMagic);
   out.Uint(kPartialVersion);
   out.String(header.options.step_pattern);
+  out.String(header.options.data_wait_pattern);
   out.Int(header.options.top_k);
   out.Int(header.options.max_buckets);
   out.Int(header.options.reorder_window_ns);
@@ -43,6 +44,7 @@ PartialHeader ReadHeader(PartialDecoder& in) {
   ReadMagicAndVersion(in, kPartialMagic, "a partial summary");
   PartialHeader header;
   header.options.step_pattern = in.String();
+  header.options.data_wait_pattern = in.String();
   header.options.top_k = static_cast<int>(in.Int());
   header.options.max_buckets = static_cast<int>(in.Int());
   header.options.reorder_window_ns = in.Int();
@@ -55,7 +57,8 @@ PartialHeader ReadHeader(PartialDecoder& in) {
 }
 
 bool SameHeader(const PartialHeader& a, const PartialHeader& b) {
-  return a.options.step_pattern == b.options.step_pattern && a.options.top_k == b.options.top_k &&
+  return a.options.step_pattern == b.options.step_pattern &&
+         a.options.data_wait_pattern == b.options.data_wait_pattern && a.options.top_k == b.options.top_k &&
          a.options.max_buckets == b.options.max_buckets && a.options.reorder_window_ns == b.options.reorder_window_ns &&
          a.options.max_pending == b.options.max_pending && a.origin_ns == b.origin_ns;
 }

@@ -44,6 +44,7 @@ SummaryBuilder::SummaryBuilder(const SummaryOptions& options, std::int64_t origi
     : options_(options),
       annotations_(options_),
       gpu_(options_, origin_ns),
+      gpu_idle_(options_),
       cpu_(origin_ns, options_.max_buckets),
       origin_ns_(origin_ns) {}
 
@@ -56,6 +57,7 @@ void SummaryBuilder::BeginStream(const ProcessStream& stream) {
   footer_drops_ = {};
   annotations_.BeginStream(stream);
   gpu_.BeginStream(stream);
+  gpu_idle_.BeginStream(stream);
   cpu_.BeginStream(stream);
   current_file_ = nullptr;
 }
@@ -78,6 +80,7 @@ void SummaryBuilder::OnFrameRows(const TraceFileEntry& file, const internal::Fra
     process_->frame_warnings.push_back(file.path + ": frame " + std::to_string(frame_index_) +
                                        " skipped in part: " + error);
   }
+  gpu_idle_.AddFrame(file, frame);
   stream_drops_.annotations = std::max(stream_drops_.annotations, frame.dropped_total);
   stream_drops_.gpu = std::max(stream_drops_.gpu, frame.gpu_dropped_total);
   ++frame_index_;
@@ -104,6 +107,7 @@ void SummaryBuilder::EndFile(const FileReadResult& result) {
 
 void SummaryBuilder::EndStream() {
   gpu_.EndStream(process_->span);
+  gpu_idle_.EndStream();
   process_->annotations = annotations_.stream_annotations();
   process_->steps = annotations_.stream_steps();
   process_->gpu_active_ns = gpu_.stream_active_ns();
@@ -150,6 +154,7 @@ void SummaryBuilder::Save(PartialEncoder& out) const {
   out.Uint(processes_with_foreign_client_);
   annotations_.Save(out);
   gpu_.Save(out);
+  gpu_idle_.Save(out);
   cpu_.Save(out);
 }
 
@@ -188,6 +193,7 @@ void SummaryBuilder::MergeFrom(PartialDecoder& in) {
   processes_with_foreign_client_ += in.Uint();
   annotations_.MergeFrom(in);
   gpu_.MergeFrom(in);
+  gpu_idle_.MergeFrom(in);
   cpu_.MergeFrom(in);
 }
 
@@ -207,6 +213,7 @@ void SummaryBuilder::SortStreams() {
   Reorder(processes_, order);
   annotations_.ReorderStreams(order);
   gpu_.ReorderStreams(order);
+  gpu_idle_.ReorderStreams(order);
   cpu_.ReorderStreams(order);
 }
 
@@ -330,6 +337,7 @@ std::string SummaryBuilder::Write(const std::vector<std::string>& listing_warnin
   out.Key("options")
       .BeginObject()
       .Field("step_pattern", options_.step_pattern)
+      .Field("data_wait_pattern", options_.data_wait_pattern)
       .Field("top_k", options_.top_k)
       .Field("max_buckets", options_.max_buckets)
       .Field("reorder_window_ns", options_.reorder_window_ns)
@@ -398,8 +406,13 @@ std::string SummaryBuilder::Write(const std::vector<std::string>& listing_warnin
   annotations_.WriteSteps(options_.step_pattern, out);
   out.Key("annotations");
   annotations_.WriteAnnotations(out);
-  out.Key("gpu");
-  gpu_.WriteGpu(GpuReason(), out);
+  out.Key("gpu").BeginObject();
+  gpu_.WriteGpuFields(GpuReason(), out);
+  out.Key("idle");
+  gpu_idle_.WriteIdle(out);
+  out.Key("overlap");
+  gpu_idle_.WriteOverlap(out);
+  out.EndObject();
   out.Key("cpu");
   cpu_.WriteCpu(out);
 

@@ -1,4 +1,4 @@
-// Options of the summary (docs/ANALYSIS.md): the step pattern, top-k, the
+// Options of the summary (docs/ANALYSIS.md): the step and data-wait patterns, top-k, the
 // timeline's bucket budget and the GPU reorder window.
 #pragma once
 
@@ -8,9 +8,12 @@
 namespace smprof::analysis {
 
 inline constexpr const char* kDefaultStepPattern = R"((?:ProfilerStep#|[Ss]tep[_# ]?|iteration[_ ]?)(\d*))";
+// Annotations (whole name) during which the host waits for input data: smppy's DataLoader wait.
+inline constexpr const char* kDefaultDataWaitPattern = "InputWait";
 
 struct SummaryOptions {
   std::string step_pattern = kDefaultStepPattern;
+  std::string data_wait_pattern = kDefaultDataWaitPattern;
   int top_k = 15;
   int max_buckets = 200;
   std::int64_t reorder_window_ns = 5'000'000'000;
