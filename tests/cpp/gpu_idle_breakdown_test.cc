@@ -10,8 +10,12 @@
 #include <array>
 #include <cstdint>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "analysis/json_writer.h"
+#include "analysis/partial_codec.h"
 
 namespace smprof::analysis {
 namespace {
@@ -179,6 +183,105 @@ TEST(GpuIdleBreakdown, LateIntervalsCountOnlyAfterTheFrontier) {
   breakdown.EndStream();
   EXPECT_EQ(breakdown.late_intervals(), 1u);
   EXPECT_EQ(breakdown.total().copy_ns, 5'000 * 5);
+}
+
+// One process stream of random steps, waits, calls and work on two GPUs (ids 3 and `other_device`).
+void FeedStream(GpuIdleBreakdown& breakdown, const std::string& host, std::int64_t pid, std::uint32_t other_device,
+                std::uint64_t seed) {
+  std::mt19937_64 random(seed);
+  ProcessStream stream;
+  stream.host = host;
+  stream.pid = pid;
+  breakdown.BeginStream(stream);
+  TraceFileEntry file;
+  internal::FrameRows frame;
+  frame.strings = {NameOf(kStep), NameOf(kDataWait)};
+  frame.has_gpu = frame.has_api_calls = true;
+  for (std::int64_t start = 0; start < 200'000; start += 10'000) {
+    AddToFrame({start, start + 9'000, kStep}, &frame);
+    for (int i = 0; i < 300; ++i) {
+      const Track track = static_cast<Track>(1 + random() % (kTracks - 1));
+      const std::int64_t at = start + static_cast<std::int64_t>(random() % 9'000);
+      AddToFrame({at, at + 1 + static_cast<std::int64_t>(random() % 700), track}, &frame);
+      if (track >= kCompute && random() % 2 == 0) frame.gpu.back().device = other_device;
+    }
+    breakdown.AddFrame(file, frame);
+    frame.annotations.clear();
+    frame.api_calls.clear();
+    frame.gpu.clear();
+  }
+  AddToFrame({0, 50, kCopy}, &frame);  // late: before the swept frontier
+  breakdown.AddFrame(file, frame);
+  breakdown.EndStream();
+}
+
+std::string Json(const GpuIdleBreakdown& breakdown) {
+  JsonWriter out;
+  out.BeginArray();
+  breakdown.WriteIdle(out);
+  breakdown.WriteOverlap(out);
+  out.EndArray();
+  return out.text();
+}
+
+std::string Saved(const GpuIdleBreakdown& breakdown) {
+  PartialEncoder out;
+  breakdown.Save(out);
+  return out.Take();
+}
+
+SummaryOptions SmallWindow() {
+  SummaryOptions options;
+  options.reorder_window_ns = 0;
+  options.max_pending = 8;  // sweeps while the stream is read, so late intervals happen
+  return options;
+}
+
+TEST(GpuIdleBreakdownPartial, MergedInAnyOrderWritesTheDirectJson) {
+  const SummaryOptions options = SmallWindow();
+  GpuIdleBreakdown direct(options), first(options), second(options);
+  FeedStream(direct, "a", 1, 0, 1);
+  FeedStream(direct, "b", 2, 5, 2);
+  FeedStream(first, "a", 1, 0, 1);
+  FeedStream(second, "b", 2, 5, 2);
+  ASSERT_GT(direct.late_intervals(), 0u);
+
+  GpuIdleBreakdown merged(options);  // the second stream's partial first, then sorted
+  for (const std::string& bytes : {Saved(second), Saved(first)}) {
+    PartialDecoder in(bytes);
+    merged.MergeFrom(in);
+    EXPECT_TRUE(in.done());
+  }
+  merged.ReorderStreams({1, 0});
+  EXPECT_EQ(Json(merged), Json(direct));
+  EXPECT_EQ(Saved(merged), Saved(direct));
+}
+
+TEST(GpuIdleBreakdownPartial, DamagedBytesAreInvalidArguments) {
+  const SummaryOptions options = SmallWindow();
+  GpuIdleBreakdown one(options);
+  FeedStream(one, "a", 1, 0, 1);
+  const std::string bytes = Saved(one);
+  for (std::size_t size = 0; size < bytes.size(); ++size) {
+    GpuIdleBreakdown back(options);
+    PartialDecoder in(std::string_view(bytes).substr(0, size));
+    EXPECT_THROW(back.MergeFrom(in), std::invalid_argument) << size;
+  }
+  PartialEncoder twice;  // one stream listing GPU 3 twice
+  twice.Uint(0);
+  twice.Uint(1);
+  twice.String("a");
+  twice.Int(0);
+  twice.Int(1);
+  twice.Uint(1);
+  twice.Uint(2);
+  for (int device = 0; device < 2; ++device) {
+    twice.Uint(3);
+    for (int field = 0; field < 10; ++field) twice.Int(0);
+  }
+  GpuIdleBreakdown back(options);
+  PartialDecoder in(twice.bytes());
+  EXPECT_THROW(back.MergeFrom(in), std::invalid_argument);
 }
 
 TEST(ApiCallRoleOf, NamesLaunchesAndBlockingCalls) {
