@@ -291,8 +291,7 @@ def test_fp32_kernels_on_tensor_core_gpus(tmp_path: Path) -> None:
     assert finding_ids(pascal) == set()
 
 
-def test_diagnose_ranks_the_gpu_findings_by_cost(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(diagnose, "_DETECTOR_MODULES", ("gpu_idle", "gpu_kernels"))
+def test_diagnose_ranks_the_gpu_findings_by_cost(tmp_path: Path) -> None:
     summary = analysis.summarize(write_job(tmp_path, launch_bound))
     findings = diagnose.diagnose(summary)
     assert [f.id for f in findings][:2] == ["gpu_idle_launch_bound", "tiny_kernels"]

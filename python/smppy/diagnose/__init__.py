@@ -13,7 +13,7 @@ from typing import Any
 from smppy.diagnose.finding import SEVERITIES, Finding
 
 # The detector modules, in the order their findings are listed when they cost the same.
-_DETECTOR_MODULES: tuple[str, ...] = ()
+_DETECTOR_MODULES: tuple[str, ...] = ("gpu_idle", "gpu_kernels")
 
 
 def diagnose(summary: dict[str, Any]) -> list[Finding]:
