@@ -18,6 +18,7 @@ from smppy import _smppy
 from smppy._parallel_summary import summary_text
 
 DEFAULT_STEP_PATTERN: str = _smppy.DEFAULT_STEP_PATTERN
+DEFAULT_DATA_WAIT_PATTERN: str = _smppy.DEFAULT_DATA_WAIT_PATTERN
 
 Progress = Callable[[int, int], None]
 
@@ -41,10 +42,10 @@ def summarize(
     path: str | os.PathLike[str] | list[str | os.PathLike[str]],
     *,
     step_pattern: str | None = None,
+    data_wait_pattern: str | None = None,
     top_k: int = 15,
     max_buckets: int = 200,
     reorder_window_ns: int = 5_000_000_000,
-    data_pattern: str | None = None,
     progress: Progress | None = None,
     jobs: int | None = None,
     scheduler: str | None = None,
@@ -53,12 +54,14 @@ def summarize(
     searched recursively, or a list of them), as the JSON-able dict that
     docs/ANALYSIS.md specifies. ``progress(done_bytes, total_bytes)`` is called
     after each frame and each file (after each process stream on workers).
-    Process streams are summarized on ``jobs`` worker processes (default: the
-    usable cores; 1: in this process) or, with ``scheduler`` (``tcp://HOST:PORT``,
-    default ``$SMPROF_DASK_SCHEDULER``), on an existing Dask cluster whose workers
-    read the files by path; the result is the same whichever way. Raises
-    ValueError for a bad option (naming it), FileNotFoundError for a missing
-    path, RuntimeError when a worker process dies; damaged files are ``warnings``."""
+    ``data_wait_pattern`` (a regex, whole name; default ``InputWait``) names the
+    annotations during which the host waits for input data. Process streams are
+    summarized on ``jobs`` worker processes (default: the usable cores; 1: in
+    this process) or, with ``scheduler`` (``tcp://HOST:PORT``, default
+    ``$SMPROF_DASK_SCHEDULER``), on an existing Dask cluster whose workers read
+    the files by path; the result is the same whichever way. Raises ValueError
+    for a bad option (naming it), FileNotFoundError for a missing path,
+    RuntimeError when a worker process dies; damaged files are ``warnings``."""
     text = summary_text(
         _paths(path),
         {
@@ -66,7 +69,7 @@ def summarize(
             "top_k": top_k,
             "max_buckets": max_buckets,
             "reorder_window_ns": reorder_window_ns,
-            "data_pattern": data_pattern or "",
+            "data_wait_pattern": data_wait_pattern or "",
         },
         jobs=jobs,
         scheduler=scheduler,
@@ -96,10 +99,10 @@ def partial_summary(
     streams: ProcessStream | Sequence[ProcessStream],
     *,
     step_pattern: str | None = None,
+    data_wait_pattern: str | None = None,
     top_k: int = 15,
     max_buckets: int = 200,
     reorder_window_ns: int = 5_000_000_000,
-    data_pattern: str | None = None,
     progress: Progress | None = None,
 ) -> bytes:
     """The summary of some process streams of one job (from ``job_streams``) as a partial
@@ -110,10 +113,10 @@ def partial_summary(
     return _smppy.partial_summary(
         items,
         step_pattern=step_pattern or "",
+        data_wait_pattern=data_wait_pattern or "",
         top_k=top_k,
         max_buckets=max_buckets,
         reorder_window_ns=reorder_window_ns,
-        data_pattern=data_pattern or "",
         progress=progress,
     )
 

@@ -105,22 +105,16 @@ def _kernel_rows(a: dict[str, Any], b: dict[str, Any]) -> list[dict[str, Any]]:
     return _compared(kernels(a), kernels(b), "time_ns", ("launches",))
 
 
-def _idle_times(idle: Any, prefix: str = "") -> dict[str, int]:
-    """The ``*_ns`` numbers of ``gpu.idle`` (whatever keys it has), nested keys joined by ".",
-    the rows of a list (per GPU) summed."""
-    out: dict[str, int] = {}
-    if isinstance(idle, list):
-        for row in idle:
-            for key, ns in _idle_times(row, prefix).items():
-                out[key] = out.get(key, 0) + ns
-    elif isinstance(idle, dict):
-        for key, value in idle.items():
-            if isinstance(value, (dict, list)):
-                for sub, ns in _idle_times(value, f"{prefix}{key}.").items():
-                    out[sub] = out.get(sub, 0) + ns
-            elif key.endswith("_ns") and isinstance(value, int) and not isinstance(value, bool):
-                out[prefix + key] = value
-    return out
+def _idle_times(idle: Any) -> dict[str, int]:
+    """The job-wide ``*_ns`` totals of ``gpu.idle`` (docs/ANALYSIS.md: step time, idle time
+    and its causes, summed over GPUs); none for a summary without it."""
+    if not isinstance(idle, dict):
+        return {}
+    return {
+        key: value
+        for key, value in idle.items()
+        if key.endswith("_ns") and isinstance(value, int) and not isinstance(value, bool)
+    }
 
 
 def _gpu_times(summary: dict[str, Any]) -> dict[str, int]:

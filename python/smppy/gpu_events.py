@@ -28,6 +28,16 @@ PRECISIONS = {
     9: "int4",
 }
 # trace.CopyKind
+MEMORY_KINDS = {
+    0: "unknown",
+    1: "pageable",
+    2: "pinned",
+    3: "device",
+    4: "array",
+    5: "managed",
+    6: "device_static",
+    7: "managed_static",
+}
 COPY_KINDS = {
     0: "unknown",
     1: "HtoD",
@@ -77,6 +87,8 @@ def _activity_event(row: dict[str, Any]) -> dict[str, Any]:
         event["copy_kind"] = COPY_KINDS.get(row["copy_kind"], "unknown")
         if row["copy_kind"] == 10:
             event["peer_device"] = row["peer_device"]
+        event["src_memory"] = MEMORY_KINDS.get(row["src_memory_kind"], "unknown")
+        event["dst_memory"] = MEMORY_KINDS.get(row["dst_memory_kind"], "unknown")
     if kind != "sync":
         event["graph_id"] = row["graph_id"]
         event["graph_node_id"] = row["graph_node_id"]

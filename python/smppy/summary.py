@@ -160,7 +160,12 @@ def print_summary(s: dict[str, Any], top: int) -> None:
 def cmd_summary(args: argparse.Namespace) -> int:
     path = resolve_traces(args.path)
     s = analysis.summarize(
-        path, step_pattern=args.step_pattern, top_k=args.top, jobs=args.jobs, scheduler=args.scheduler
+        path,
+        step_pattern=args.step_pattern,
+        data_wait_pattern=args.data_wait_pattern,
+        top_k=args.top,
+        jobs=args.jobs,
+        scheduler=args.scheduler,
     )
     require_readable(s, args.path)
     if args.json:
@@ -182,6 +187,12 @@ def add_parser(subparsers: Any) -> None:
         "--step-pattern",
         default=None,
         help=f"regex for step annotations (full match; default {analysis.DEFAULT_STEP_PATTERN})",
+    )
+    p.add_argument(
+        "--data-wait-pattern",
+        default=None,
+        help="regex for annotations during which the host waits for input data, for the GPU idle "
+        f"breakdown (full match; default {analysis.DEFAULT_DATA_WAIT_PATTERN})",
     )
     p.add_argument("--top", type=int, default=15, help="kernels and annotations to list (default 15)")
     add_worker_arguments(p)

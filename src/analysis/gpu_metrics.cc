@@ -73,7 +73,7 @@ double Share(std::int64_t part, std::int64_t total) {
 GpuMetrics::GpuMetrics(const SummaryOptions& options, std::int64_t origin_ns)
     : options_(options),
       origin_ns_(origin_ns),
-      api_starts_(options.max_pending, options.reorder_window_ns),
+      api_calls_(options.max_pending, options.reorder_window_ns),
       kernels_waiting_for_api_(options.max_pending, options.reorder_window_ns),
       annotation_of_(options.max_pending, options.reorder_window_ns),
       work_waiting_for_annotation_(options.max_pending, options.reorder_window_ns),
@@ -85,7 +85,7 @@ void GpuMetrics::BeginStream(const ProcessStream& stream) {
   stream_->host = stream.host;
   stream_->rank = stream.rank;
   stream_->pid = stream.pid;
-  api_starts_.Clear();
+  api_calls_.Clear();
   kernels_waiting_for_api_.Clear();
   annotation_of_.Clear();
   work_waiting_for_annotation_.Clear();
@@ -96,8 +96,34 @@ void GpuMetrics::BeginStream(const ProcessStream& stream) {
   newest_ns_ = 0;
 }
 
-void GpuMetrics::AddLaunchLatency(std::int64_t api_start_ns, std::int64_t kernel_start_ns) {
-  launch_latency_.Add(kernel_start_ns - api_start_ns);
+void GpuMetrics::AddHostCopy(const internal::GpuActivityRow& row) {
+  std::uint32_t host_memory = 0;
+  if (row.copy_kind == trace::COPY_KIND_HTOD) {
+    host_memory = row.src_memory_kind;
+  } else if (row.copy_kind == trace::COPY_KIND_DTOH) {
+    host_memory = row.dst_memory_kind;
+  } else {
+    return;
+  }
+  const auto add = [&row](Totals& totals) {
+    totals.count += 1;
+    totals.time_ns += row.dur_ns;
+    totals.bytes += row.bytes;
+  };
+  add(host_copies_.all);
+  if (host_memory != trace::MEMORY_KIND_UNKNOWN) host_copies_.memory_kind_known += 1;
+  if (host_memory == trace::MEMORY_KIND_PAGEABLE) add(host_copies_.pageable);
+}
+
+void GpuMetrics::AddLaunch(const TimeSpan& api_call, const TimeSpan& kernel) {
+  launch_latency_.Add(kernel.start_ns - api_call.start_ns);
+  launches_.kernels += 1;
+  launches_.kernel_time_ns += kernel.dur_ns;
+  if (kernel.dur_ns < api_call.dur_ns) {
+    launches_.tiny_kernels += 1;
+    launches_.tiny_kernel_time_ns += kernel.dur_ns;
+    launches_.tiny_launch_time_ns += api_call.dur_ns;
+  }
 }
 
 void GpuMetrics::AddAnnotationTime(AnnotationGpu* annotation, std::int64_t time_ns, std::uint64_t activities) {
@@ -120,11 +146,12 @@ bool GpuMetrics::AddFrame(const TraceFileEntry& file, const internal::FrameRows&
       if (call.correlation_id == 0) continue;
       if (Unclaimed* work = unclaimed_.Find(call.correlation_id)) work->launch_ns = call.start_ns;
       launch_of_.Put(call.correlation_id, call.start_ns, call.start_ns);
-      std::int64_t kernel_start = 0;
-      if (kernels_waiting_for_api_.Take(call.correlation_id, &kernel_start)) {
-        AddLaunchLatency(call.start_ns, kernel_start);
+      const TimeSpan api_call{call.start_ns, call.dur_ns};
+      TimeSpan kernel;
+      if (kernels_waiting_for_api_.Take(call.correlation_id, &kernel)) {
+        AddLaunch(api_call, kernel);
       } else {
-        api_starts_.Put(call.correlation_id, call.start_ns, call.start_ns);
+        api_calls_.Put(call.correlation_id, call.start_ns, api_call);
       }
     }
   }
@@ -249,11 +276,12 @@ void GpuMetrics::AddActivity(const internal::GpuActivityRow& row, std::int64_t w
     precision.count += 1;
     precision.time_ns += row.dur_ns;
     if (row.correlation_id != 0) {
-      std::int64_t api_start = 0;
-      if (api_starts_.Take(row.correlation_id, &api_start)) {
-        AddLaunchLatency(api_start, row.start_ns);
+      const TimeSpan kernel{row.start_ns, row.dur_ns};
+      TimeSpan api_call;
+      if (api_calls_.Take(row.correlation_id, &api_call)) {
+        AddLaunch(api_call, kernel);
       } else {
-        kernels_waiting_for_api_.Put(row.correlation_id, row.start_ns, row.start_ns);
+        kernels_waiting_for_api_.Put(row.correlation_id, row.start_ns, kernel);
       }
     }
   } else {
@@ -261,6 +289,7 @@ void GpuMetrics::AddActivity(const internal::GpuActivityRow& row, std::int64_t w
     op.count += 1;
     op.time_ns += row.dur_ns;
     op.bytes += row.bytes;
+    if (kind == trace::GPU_KIND_MEMCPY) AddHostCopy(row);
   }
   if (row.correlation_id == 0) return;
   AnnotationGpu* annotation = nullptr;
@@ -284,7 +313,7 @@ void GpuMetrics::EndStream(const WallSpan& stream_span) {
     device.union_ns->Flush();
     device.span_ns = stream_span.length();
   }
-  evicted_correlations_ += api_starts_.evicted() + kernels_waiting_for_api_.evicted() + annotation_of_.evicted() +
+  evicted_correlations_ += api_calls_.evicted() + kernels_waiting_for_api_.evicted() + annotation_of_.evicted() +
                            work_waiting_for_annotation_.evicted();
 }
 
@@ -309,6 +338,14 @@ void GpuMetrics::Save(PartialEncoder& out) const {
     out.Uint(a.inferred_activities);
   }
   launch_latency_.Save(out);
+  out.Uint(launches_.kernels);
+  out.Int(launches_.kernel_time_ns);
+  out.Uint(launches_.tiny_kernels);
+  out.Int(launches_.tiny_kernel_time_ns);
+  out.Int(launches_.tiny_launch_time_ns);
+  SaveTotals(host_copies_.all, out);
+  out.Uint(host_copies_.memory_kind_known);
+  SaveTotals(host_copies_.pageable, out);
   out.Uint(streams_.size());
   for (const auto& s : streams_) {
     out.String(s->host);
@@ -344,6 +381,14 @@ void GpuMetrics::MergeFrom(PartialDecoder& in) {
     a.inferred_activities += in.Uint();
   }
   launch_latency_.MergeFrom(in);
+  launches_.kernels += in.Uint();
+  launches_.kernel_time_ns += in.Int();
+  launches_.tiny_kernels += in.Uint();
+  launches_.tiny_kernel_time_ns += in.Int();
+  launches_.tiny_launch_time_ns += in.Int();
+  MergeTotals(in, &host_copies_.all);
+  host_copies_.memory_kind_known += in.Uint();
+  MergeTotals(in, &host_copies_.pageable);
   for (std::size_t n = in.Count(); n > 0; --n) {
     auto s = std::make_unique<Stream>();
     s->host = in.String();
@@ -391,7 +436,7 @@ std::int64_t GpuMetrics::min_bucket_width() const {
   return width;
 }
 
-void GpuMetrics::WriteGpu(const std::string& reason, JsonWriter& out) const {
+void GpuMetrics::WriteGpuFields(const std::string& reason, JsonWriter& out) const {
   std::int64_t active = 0;
   std::int64_t capacity = 0;
   for (const auto& s : streams_) {
@@ -400,7 +445,6 @@ void GpuMetrics::WriteGpu(const std::string& reason, JsonWriter& out) const {
       capacity += device.span_ns;
     }
   }
-  out.BeginObject();
   out.Field("reason", reason);
   out.Field("active_ns", active);
   out.Field("active_percent", 100.0 * Share(active, capacity));
@@ -446,6 +490,17 @@ void GpuMetrics::WriteGpu(const std::string& reason, JsonWriter& out) const {
         .EndObject();
   }
   out.EndArray();
+
+  out.Key("pageable_copies")
+      .BeginObject()
+      .Field("count", host_copies_.pageable.count)
+      .Field("time_ns", host_copies_.pageable.time_ns)
+      .Field("bytes", host_copies_.pageable.bytes)
+      .Field("host_copies", host_copies_.all.count)
+      .Field("host_copy_time_ns", host_copies_.all.time_ns)
+      .Field("memory_kind_known", host_copies_.memory_kind_known)
+      .Field("time_share", Share(host_copies_.pageable.time_ns, host_copies_.all.time_ns))
+      .EndObject();
 
   out.Key("precision").BeginArray();
   // Named precisions in the enum's order, unknown last.
@@ -506,6 +561,17 @@ void GpuMetrics::WriteGpu(const std::string& reason, JsonWriter& out) const {
 
   out.Key("launch_latency");
   WriteStats(launch_latency_, out);
+  out.Key("kernel_launch")
+      .BeginObject()
+      .Field("kernels_joined", launches_.kernels)
+      .Field("kernel_time_ns", launches_.kernel_time_ns)
+      .Field("tiny_kernels", launches_.tiny_kernels)
+      .Field("tiny_kernel_time_ns", launches_.tiny_kernel_time_ns)
+      .Field("tiny_launch_time_ns", launches_.tiny_launch_time_ns)
+      .Field("tiny_count_share",
+             Share(static_cast<std::int64_t>(launches_.tiny_kernels), static_cast<std::int64_t>(launches_.kernels)))
+      .Field("tiny_time_share", Share(launches_.tiny_kernel_time_ns, activity_[trace::GPU_KIND_KERNEL].time_ns))
+      .EndObject();
 
   std::vector<std::pair<const std::string*, const AnnotationGpu*>> per_annotation;
   for (const auto& [name, gpu] : annotations_) per_annotation.emplace_back(&name, &gpu);
@@ -541,7 +607,6 @@ void GpuMetrics::WriteGpu(const std::string& reason, JsonWriter& out) const {
       .Field("unattributed_time_ns", unattributed_ns)
       .Field("unattributed_share", Share(unattributed_ns, work_ns))
       .EndObject();
-  out.EndObject();
 }
 
 void GpuMetrics::WriteDevices(JsonWriter& out) const {

@@ -50,9 +50,9 @@ class GpuMetrics {
   std::uint64_t evicted_correlations() const { return evicted_correlations_; }
   std::int64_t min_bucket_width() const;
 
-  // The "gpu" object (`reason` when no activity was recorded), the devices of
-  // the job (job.devices), and the timeline's per-device and per-node lists.
-  void WriteGpu(const std::string& reason, JsonWriter& out) const;
+  // The "gpu" object's fields (`reason` when no activity was recorded), the
+  // devices of the job (job.devices), and the timeline's per-device and per-node lists.
+  void WriteGpuFields(const std::string& reason, JsonWriter& out) const;
   void WriteDevices(JsonWriter& out) const;
   void WriteTimeline(std::int64_t width_ns, int buckets, JsonWriter& out) const;
 
@@ -105,6 +105,24 @@ class GpuMetrics {
     std::map<std::uint32_t, Device> devices;
     std::map<std::uint32_t, trace::GpuDevice> device_info;
   };
+  struct TimeSpan {
+    std::int64_t start_ns = 0;
+    std::int64_t dur_ns = 0;
+  };
+  // Kernels joined to their launch call, and those that ran shorter than it.
+  struct LaunchTotals {
+    std::uint64_t kernels = 0;
+    std::int64_t kernel_time_ns = 0;
+    std::uint64_t tiny_kernels = 0;
+    std::int64_t tiny_kernel_time_ns = 0;
+    std::int64_t tiny_launch_time_ns = 0;  // the launch calls' time
+  };
+  // Copies between host and device, and those whose host side is pageable memory.
+  struct HostCopyTotals {
+    Totals all;
+    std::uint64_t memory_kind_known = 0;
+    Totals pageable;
+  };
   struct Waiting {  // GPU work that arrived before its partner row
     std::int64_t first_start_ns = 0;
     std::int64_t time_ns = 0;
@@ -112,7 +130,9 @@ class GpuMetrics {
   };
 
   void AddActivity(const internal::GpuActivityRow& row, std::int64_t wall_offset_ns);
-  void AddLaunchLatency(std::int64_t api_start_ns, std::int64_t kernel_start_ns);
+  // A kernel joined to its launch call: the latency, and whether it ran shorter than its launch.
+  void AddLaunch(const TimeSpan& api_call, const TimeSpan& kernel);
+  void AddHostCopy(const internal::GpuActivityRow& row);
   void AddAnnotationTime(AnnotationGpu* annotation, std::int64_t time_ns, std::uint64_t activities);
   void AddRanges(const internal::FrameRows& frame);
   void NoteUnclaimed(const internal::GpuActivityRow& row);
@@ -125,8 +145,8 @@ class GpuMetrics {
   std::vector<std::unique_ptr<Stream>> streams_;
   Stream* stream_ = nullptr;
   // Per stream (correlation ids are per process); cleared at BeginStream.
-  PendingById<std::int64_t> api_starts_;
-  PendingById<std::int64_t> kernels_waiting_for_api_;
+  PendingById<TimeSpan> api_calls_;
+  PendingById<TimeSpan> kernels_waiting_for_api_;
   PendingById<AnnotationGpu*> annotation_of_;
   PendingById<Waiting> work_waiting_for_annotation_;
   PendingById<std::int64_t> launch_of_;  // API call start by correlation id, for NoteUnclaimed
@@ -147,6 +167,8 @@ class GpuMetrics {
   std::vector<Totals*> frame_kernels_;  // by index in the frame's strings, valid for one frame
   std::unordered_map<std::string, AnnotationGpu> annotations_;
   LogHistogram launch_latency_;
+  LaunchTotals launches_;
+  HostCopyTotals host_copies_;
 };
 
 }  // namespace smprof::analysis

@@ -23,11 +23,11 @@ void SaveHeader(const PartialHeader& header, PartialEncoder& out) {
   out.String(kPartialMagic);
   out.Uint(kPartialVersion);
   out.String(header.options.step_pattern);
+  out.String(header.options.data_wait_pattern);
   out.Int(header.options.top_k);
   out.Int(header.options.max_buckets);
   out.Int(header.options.reorder_window_ns);
   out.Uint(header.options.max_pending);
-  out.String(header.options.data_pattern);
   out.Int(header.options.max_profiled_steps);
   out.Int(header.origin_ns);
 }
@@ -45,11 +45,11 @@ PartialHeader ReadHeader(PartialDecoder& in) {
   ReadMagicAndVersion(in, kPartialMagic, "a partial summary");
   PartialHeader header;
   header.options.step_pattern = in.String();
+  header.options.data_wait_pattern = in.String();
   header.options.top_k = static_cast<int>(in.Int());
   header.options.max_buckets = static_cast<int>(in.Int());
   header.options.reorder_window_ns = in.Int();
   header.options.max_pending = in.Uint();
-  header.options.data_pattern = in.String();
   header.options.max_profiled_steps = in.Int();
   header.origin_ns = in.Int();
   if (header.options.max_buckets < 1 || header.options.top_k < 0) {
@@ -59,9 +59,10 @@ PartialHeader ReadHeader(PartialDecoder& in) {
 }
 
 bool SameHeader(const PartialHeader& a, const PartialHeader& b) {
-  return a.options.step_pattern == b.options.step_pattern && a.options.top_k == b.options.top_k &&
+  return a.options.step_pattern == b.options.step_pattern &&
+         a.options.data_wait_pattern == b.options.data_wait_pattern && a.options.top_k == b.options.top_k &&
          a.options.max_buckets == b.options.max_buckets && a.options.reorder_window_ns == b.options.reorder_window_ns &&
-         a.options.max_pending == b.options.max_pending && a.options.data_pattern == b.options.data_pattern &&
+         a.options.max_pending == b.options.max_pending &&
          a.options.max_profiled_steps == b.options.max_profiled_steps && a.origin_ns == b.origin_ns;
 }
 

@@ -28,8 +28,8 @@ bool IsShare(int counter) { return counter <= 1; }
 StepProfile::StepProfile(const SummaryOptions& options)
     : max_steps_(options.max_profiled_steps),
       steps_matcher_(options.step_pattern),
-      data_pattern_(options.data_pattern, std::regex::ECMAScript),
-      data_pattern_text_(options.data_pattern) {}
+      data_wait_pattern_(options.data_wait_pattern, std::regex::ECMAScript),
+      data_wait_pattern_text_(options.data_wait_pattern) {}
 
 void StepProfile::BeginStream(const ProcessStream& stream) {
   streams_.push_back(std::make_unique<Stream>());
@@ -47,7 +47,7 @@ const StepProfile::Name* StepProfile::NameOf(std::string_view text) {
     slot->text = std::string(text);
     if (steps_matcher_.Match(text, &slot->step_number)) {
       slot->kind = Kind::kStep;
-    } else if (std::regex_match(slot->text, data_pattern_)) {
+    } else if (std::regex_match(slot->text, data_wait_pattern_)) {
       slot->kind = Kind::kData;
     }
   }
@@ -283,7 +283,7 @@ void StepProfile::ReorderStreams(const std::vector<std::size_t>& order) { Reorde
 void StepProfile::Write(JsonWriter& out) const {
   out.BeginObject()
       .Field("max_profiled_steps", max_steps_)
-      .Field("data_pattern", data_pattern_text_)
+      .Field("data_wait_pattern", data_wait_pattern_text_)
       .Key("per_rank")
       .BeginArray();
   for (const auto& s : streams_) {

@@ -123,8 +123,8 @@ class StepProfile {
 
   std::int64_t max_steps_;
   StepMatcher steps_matcher_;
-  std::regex data_pattern_;
-  std::string data_pattern_text_;
+  std::regex data_wait_pattern_;
+  std::string data_wait_pattern_text_;
   std::unordered_map<std::string, std::unique_ptr<Name>> names_;
   std::vector<const Name*> frame_names_;
   std::vector<std::unique_ptr<Stream>> streams_;

@@ -27,7 +27,6 @@ void AddGpuCollection(const trace::GpuCollectionReport& r, trace::GpuCollectionR
   total->set_foreign_buffers(total->foreign_buffers() + r.foreign_buffers());
 }
 
-
 void SaveStrings(const std::vector<std::string>& strings, PartialEncoder& out) {
   out.Uint(strings.size());
   for (const std::string& s : strings) out.String(s);
@@ -43,6 +42,7 @@ SummaryBuilder::SummaryBuilder(const SummaryOptions& options, std::int64_t origi
     : options_(options),
       annotations_(options_),
       gpu_(options_, origin_ns),
+      gpu_idle_(options_),
       cpu_(origin_ns, options_.max_buckets),
       step_profile_(options_),
       origin_ns_(origin_ns) {}
@@ -56,6 +56,7 @@ void SummaryBuilder::BeginStream(const ProcessStream& stream) {
   footer_drops_ = {};
   annotations_.BeginStream(stream);
   gpu_.BeginStream(stream);
+  gpu_idle_.BeginStream(stream);
   cpu_.BeginStream(stream);
   step_profile_.BeginStream(stream);
   current_file_ = nullptr;
@@ -80,6 +81,7 @@ void SummaryBuilder::OnFrameRows(const TraceFileEntry& file, const internal::Fra
                                        " skipped in part: " + error);
   }
   step_profile_.AddFrame(frame.annotations, frame.counters, file.wall_offset_ns);
+  gpu_idle_.AddFrame(file, frame);
   stream_drops_.annotations = std::max(stream_drops_.annotations, frame.dropped_total);
   stream_drops_.gpu = std::max(stream_drops_.gpu, frame.gpu_dropped_total);
   ++frame_index_;
@@ -106,6 +108,7 @@ void SummaryBuilder::EndFile(const FileReadResult& result) {
 
 void SummaryBuilder::EndStream() {
   gpu_.EndStream(process_->span);
+  gpu_idle_.EndStream();
   process_->annotations = annotations_.stream_annotations();
   process_->steps = annotations_.stream_steps();
   process_->gpu_active_ns = gpu_.stream_active_ns();
@@ -152,6 +155,7 @@ void SummaryBuilder::Save(PartialEncoder& out) const {
   out.Uint(processes_with_foreign_client_);
   annotations_.Save(out);
   gpu_.Save(out);
+  gpu_idle_.Save(out);
   cpu_.Save(out);
   step_profile_.Save(out);
 }
@@ -191,6 +195,7 @@ void SummaryBuilder::MergeFrom(PartialDecoder& in) {
   processes_with_foreign_client_ += in.Uint();
   annotations_.MergeFrom(in);
   gpu_.MergeFrom(in);
+  gpu_idle_.MergeFrom(in);
   cpu_.MergeFrom(in);
   step_profile_.MergeFrom(in);
 }
@@ -211,6 +216,7 @@ void SummaryBuilder::SortStreams() {
   Reorder(processes_, order);
   annotations_.ReorderStreams(order);
   gpu_.ReorderStreams(order);
+  gpu_idle_.ReorderStreams(order);
   cpu_.ReorderStreams(order);
   step_profile_.ReorderStreams(order);
 }
@@ -338,6 +344,7 @@ std::string SummaryBuilder::Write(const std::vector<std::string>& listing_warnin
   out.Key("options")
       .BeginObject()
       .Field("step_pattern", options_.step_pattern)
+      .Field("data_wait_pattern", options_.data_wait_pattern)
       .Field("top_k", options_.top_k)
       .Field("max_buckets", options_.max_buckets)
       .Field("reorder_window_ns", options_.reorder_window_ns)
@@ -406,8 +413,13 @@ std::string SummaryBuilder::Write(const std::vector<std::string>& listing_warnin
   annotations_.WriteSteps(options_.step_pattern, out);
   out.Key("annotations");
   annotations_.WriteAnnotations(out);
-  out.Key("gpu");
-  gpu_.WriteGpu(GpuReason(), out);
+  out.Key("gpu").BeginObject();
+  gpu_.WriteGpuFields(GpuReason(), out);
+  out.Key("idle");
+  gpu_idle_.WriteIdle(out);
+  out.Key("overlap");
+  gpu_idle_.WriteOverlap(out);
+  out.EndObject();
   out.Key("cpu");
   cpu_.WriteCpu(out);
   out.Key("step_profile");

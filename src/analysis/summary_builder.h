@@ -13,6 +13,7 @@
 
 #include "analysis/annotation_metrics.h"
 #include "analysis/cpu_metrics.h"
+#include "analysis/gpu_idle_breakdown.h"
 #include "analysis/gpu_metrics.h"
 #include "analysis/job_reader.h"
 #include "analysis/json_writer.h"
@@ -82,6 +83,7 @@ class SummaryBuilder : public FrameVisitor {
   SummaryOptions options_;
   AnnotationMetrics annotations_;
   GpuMetrics gpu_;
+  GpuIdleBreakdown gpu_idle_;
   CpuMetrics cpu_;
   StepProfile step_profile_;
   std::int64_t origin_ns_;

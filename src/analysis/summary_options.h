@@ -1,4 +1,4 @@
-// Options of the summary (docs/ANALYSIS.md): the step pattern, top-k, the
+// Options of the summary (docs/ANALYSIS.md): the step and data-wait patterns, top-k, the
 // timeline's bucket budget and the GPU reorder window.
 #pragma once
 
@@ -8,18 +8,18 @@
 namespace smprof::analysis {
 
 inline constexpr const char* kDefaultStepPattern = R"((?:ProfilerStep#|[Ss]tep[_# ]?|iteration[_ ]?)(\d*))";
-
-inline constexpr const char* kDefaultDataPattern = "InputWait";
+// Annotations (whole name, ECMAScript) during which the host waits for input data:
+// smppy's DataLoader wait. The GPU idle breakdown and step_profile (docs/ANALYSIS.md) use it.
+inline constexpr const char* kDefaultDataWaitPattern = "InputWait";
 
 struct SummaryOptions {
   std::string step_pattern = kDefaultStepPattern;
+  std::string data_wait_pattern = kDefaultDataWaitPattern;
   int top_k = 15;
   int max_buckets = 200;
   std::int64_t reorder_window_ns = 5'000'000'000;
   std::size_t max_pending = std::size_t{1} << 16;  // GPU rows per GPU / ids per join and process
-  // step_profile (docs/ANALYSIS.md): annotations that are input-pipeline waits
-  // (a full ECMAScript match), and how many steps per process are kept one by one.
-  std::string data_pattern = kDefaultDataPattern;
+  // step_profile (docs/ANALYSIS.md): how many steps per process are kept one by one.
   std::int64_t max_profiled_steps = 1000;
 };
 

@@ -23,18 +23,16 @@ namespace {
 
 using smprof::analysis::SummaryOptions;
 
-SummaryOptions OptionsFrom(const std::string& step_pattern, int top_k, int max_buckets, std::int64_t reorder_window_ns,
-                           const std::string& data_pattern) {
+SummaryOptions OptionsFrom(const std::string& step_pattern, const std::string& data_wait_pattern, int top_k,
+                           int max_buckets, std::int64_t reorder_window_ns) {
   SummaryOptions options;
   if (!step_pattern.empty()) options.step_pattern = step_pattern;
-  if (!data_pattern.empty()) {
-    try {
-      std::regex check(data_pattern, std::regex::ECMAScript);
-    } catch (const std::regex_error& e) {
-      throw py::value_error("data_pattern: not a valid regular expression (" + std::string(e.what()) +
-                            "): " + data_pattern);
-    }
-    options.data_pattern = data_pattern;
+  if (!data_wait_pattern.empty()) options.data_wait_pattern = data_wait_pattern;
+  try {
+    std::regex check(options.data_wait_pattern, std::regex::ECMAScript);
+  } catch (const std::regex_error& e) {
+    throw py::value_error("data_wait_pattern: not a valid regular expression (" + std::string(e.what()) +
+                          "): " + options.data_wait_pattern);
   }
   if (top_k < 0) throw py::value_error("top_k: must be >= 0, got " + std::to_string(top_k));
   if (max_buckets < 1) throw py::value_error("max_buckets: must be >= 1, got " + std::to_string(max_buckets));
@@ -65,9 +63,10 @@ std::string WithoutGil(const SummaryOptions& options, Summarize summarize) {
   }
 }
 
-py::bytes Summarize(const std::vector<std::string>& paths, const std::string& step_pattern, int top_k, int max_buckets,
-                    std::int64_t reorder_window_ns, const std::string& data_pattern, const py::object& progress) {
-  const SummaryOptions options = OptionsFrom(step_pattern, top_k, max_buckets, reorder_window_ns, data_pattern);
+py::bytes Summarize(const std::vector<std::string>& paths, const std::string& step_pattern,
+                    const std::string& data_wait_pattern, int top_k, int max_buckets, std::int64_t reorder_window_ns,
+                    const py::object& progress) {
+  const SummaryOptions options = OptionsFrom(step_pattern, data_wait_pattern, top_k, max_buckets, reorder_window_ns);
   const auto report = ProgressFrom(progress);
   return py::bytes(WithoutGil(options, [&] { return smprof::analysis::SummarizeJob(paths, options, report); }));
 }
@@ -91,10 +90,10 @@ py::tuple JobStreams(const std::vector<std::string>& paths) {
   return py::make_tuple(streams, warnings);
 }
 
-py::bytes PartialSummary(const std::vector<JobStream>& job_streams, const std::string& step_pattern, int top_k,
-                         int max_buckets, std::int64_t reorder_window_ns, const std::string& data_pattern,
-                         const py::object& progress) {
-  const SummaryOptions options = OptionsFrom(step_pattern, top_k, max_buckets, reorder_window_ns, data_pattern);
+py::bytes PartialSummary(const std::vector<JobStream>& job_streams, const std::string& step_pattern,
+                         const std::string& data_wait_pattern, int top_k, int max_buckets,
+                         std::int64_t reorder_window_ns, const py::object& progress) {
+  const SummaryOptions options = OptionsFrom(step_pattern, data_wait_pattern, top_k, max_buckets, reorder_window_ns);
   std::vector<smprof::analysis::ProcessStream> streams;
   std::int64_t origin_ns = job_streams.empty() ? 0 : job_streams.front().origin_ns;
   for (const JobStream& s : job_streams) {
@@ -242,9 +241,9 @@ py::tuple ReadTables(const std::vector<std::string>& paths, const std::string& s
 }  // namespace
 
 void BindAnalysis(py::module_& m) {
-  m.def("summarize", &Summarize, py::arg("paths"), py::arg("step_pattern") = "", py::arg("top_k") = 15,
-        py::arg("max_buckets") = 200, py::arg("reorder_window_ns") = SummaryOptions().reorder_window_ns,
-        py::arg("data_pattern") = "", py::arg("progress") = py::none(),
+  m.def("summarize", &Summarize, py::arg("paths"), py::arg("step_pattern") = "", py::arg("data_wait_pattern") = "",
+        py::arg("top_k") = 15, py::arg("max_buckets") = 200,
+        py::arg("reorder_window_ns") = SummaryOptions().reorder_window_ns, py::arg("progress") = py::none(),
         "The job summary of the trace files under `paths` as JSON text (docs/ANALYSIS.md); "
         "progress(done_bytes, total_bytes) is called after each frame and each file.");
   m.def("read_tables", &ReadTables, py::arg("paths"), py::arg("step_pattern") = "",
@@ -291,15 +290,16 @@ void BindAnalysis(py::module_& m) {
   m.def("job_streams", &JobStreams, py::arg("paths"),
         "(streams, warnings): the trace files under `paths` grouped into process streams (ProcessStream), in "
         "reading order, and the files skipped (unreadable headers); only the headers are read.");
-  m.def("partial_summary", &PartialSummary, py::arg("streams"), py::arg("step_pattern") = "", py::arg("top_k") = 15,
-        py::arg("max_buckets") = 200, py::arg("reorder_window_ns") = SummaryOptions().reorder_window_ns,
-        py::arg("data_pattern") = "", py::arg("progress") = py::none(),
+  m.def("partial_summary", &PartialSummary, py::arg("streams"), py::arg("step_pattern") = "",
+        py::arg("data_wait_pattern") = "", py::arg("top_k") = 15, py::arg("max_buckets") = 200,
+        py::arg("reorder_window_ns") = SummaryOptions().reorder_window_ns, py::arg("progress") = py::none(),
         "The partial summary (bytes) of some process streams of one job.");
   m.def("merge_partial_summaries", &MergePartialSummaries, py::arg("partials"),
         "One partial summary (bytes) holding every stream of `partials`.");
   m.def("summary_from_partial", &SummaryFromPartial, py::arg("partial"), py::arg("warnings"),
         "The job summary of a partial as JSON text; `warnings`: job_streams' warnings.");
   m.attr("DEFAULT_STEP_PATTERN") = smprof::analysis::kDefaultStepPattern;
+  m.attr("DEFAULT_DATA_WAIT_PATTERN") = smprof::analysis::kDefaultDataWaitPattern;
 }
 
 }  // namespace smppy

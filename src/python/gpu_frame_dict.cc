@@ -44,6 +44,8 @@ py::dict GpuActivities(const smprof::trace::Frame& frame) {
   c["bytes"] = Column(rows, [](const GpuActivityRow& r) { return py::int_(r.bytes); });
   c["copy_kind"] = Column(rows, [](const GpuActivityRow& r) { return py::int_(r.copy_kind); });
   c["peer_device"] = Column(rows, [](const GpuActivityRow& r) { return py::int_(r.peer_device); });
+  c["src_memory_kind"] = Column(rows, [](const GpuActivityRow& r) { return py::int_(r.src_memory_kind); });
+  c["dst_memory_kind"] = Column(rows, [](const GpuActivityRow& r) { return py::int_(r.dst_memory_kind); });
   c["graph_id"] = Column(rows, [](const GpuActivityRow& r) { return py::int_(r.graph_id); });
   c["graph_node_id"] = Column(rows, [](const GpuActivityRow& r) { return py::int_(r.graph_node_id); });
   c["grid"] = Column(rows, [](const GpuActivityRow& r) { return py::make_tuple(r.grid[0], r.grid[1], r.grid[2]); });

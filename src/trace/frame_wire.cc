@@ -317,11 +317,11 @@ bool DecodeAnnotationTable(const Span& span, FrameRows* frame) {
 }
 
 bool DecodeGpuTable(const Span& span, FrameRows* frame) {
-  Table<24> t;
+  Table<26> t;
   if (span.seen && !t.Parse(span.begin, span.end, true)) return false;
   const std::size_t n = t[2].count;
   if (!Full(t[3], n) || !Full(t[9], n)) return false;
-  for (std::size_t field = 4; field <= 24; ++field) {
+  for (std::size_t field = 4; field <= 26; ++field) {
     if (field != 9 && !FullOrConstant(t[field], n)) return false;
   }
   std::vector<GpuActivityRow>& rows = frame->gpu;
@@ -357,7 +357,9 @@ bool DecodeGpuTable(const Span& span, FrameRows* frame) {
          u32(21, [out](std::size_t i, std::uint32_t v) { out[i].block[1] = v; }) &&
          u32(22, [out](std::size_t i, std::uint32_t v) { out[i].block[2] = v; }) &&
          u32(23, [out](std::size_t i, std::uint32_t v) { out[i].shared_memory_bytes = v; }) &&
-         u32(24, [out](std::size_t i, std::uint32_t v) { out[i].registers_per_thread = v; });
+         u32(24, [out](std::size_t i, std::uint32_t v) { out[i].registers_per_thread = v; }) &&
+         u32(25, [out](std::size_t i, std::uint32_t v) { out[i].src_memory_kind = v; }) &&
+         u32(26, [out](std::size_t i, std::uint32_t v) { out[i].dst_memory_kind = v; });
 }
 
 bool DecodeApiCallTable(const Span& span, FrameRows* frame) {

@@ -85,6 +85,8 @@ void EncodeActivities(const StartOrder<GpuActivityRecord>& rows, FrameTables* ta
   std::uint64_t* bytes = Rows(c->mutable_bytes(), n);
   std::uint32_t* copy_kind = Rows(c->mutable_copy_kind(), n);
   std::uint32_t* peer = Rows(c->mutable_peer_device(), n);
+  std::uint32_t* src_memory = Rows(c->mutable_src_memory_kind(), n);
+  std::uint32_t* dst_memory = Rows(c->mutable_dst_memory_kind(), n);
   std::uint32_t* graph = Rows(c->mutable_graph_id(), n);
   std::uint64_t* graph_node = Rows(c->mutable_graph_node_id(), n);
   std::uint32_t* grid_x = Rows(c->mutable_grid_x(), n);
@@ -113,6 +115,8 @@ void EncodeActivities(const StartOrder<GpuActivityRecord>& rows, FrameTables* ta
     bytes[i] = r.bytes;
     copy_kind[i] = r.copy_kind;
     peer[i] = r.peer_device;
+    src_memory[i] = r.src_memory_kind;
+    dst_memory[i] = r.dst_memory_kind;
     graph[i] = r.graph_id;
     graph_node[i] = r.graph_node_id;
     grid_x[i] = r.grid[0];
@@ -124,11 +128,26 @@ void EncodeActivities(const StartOrder<GpuActivityRecord>& rows, FrameTables* ta
     shared_memory[i] = r.shared_memory_bytes;
     registers[i] = r.registers_per_thread;
   }
-  for (auto* column : {c->mutable_kind(), c->mutable_device(), c->mutable_context(), c->mutable_stream(),
-                       c->mutable_correlation_id(), c->mutable_kernel_class(), c->mutable_precision(),
-                       c->mutable_copy_kind(), c->mutable_peer_device(), c->mutable_graph_id(), c->mutable_grid_x(),
-                       c->mutable_grid_y(), c->mutable_grid_z(), c->mutable_block_x(), c->mutable_block_y(),
-                       c->mutable_block_z(), c->mutable_shared_memory_bytes(), c->mutable_registers_per_thread()}) {
+  for (auto* column : {c->mutable_kind(),
+                       c->mutable_device(),
+                       c->mutable_context(),
+                       c->mutable_stream(),
+                       c->mutable_correlation_id(),
+                       c->mutable_kernel_class(),
+                       c->mutable_precision(),
+                       c->mutable_copy_kind(),
+                       c->mutable_peer_device(),
+                       c->mutable_graph_id(),
+                       c->mutable_grid_x(),
+                       c->mutable_grid_y(),
+                       c->mutable_grid_z(),
+                       c->mutable_block_x(),
+                       c->mutable_block_y(),
+                       c->mutable_block_z(),
+                       c->mutable_shared_memory_bytes(),
+                       c->mutable_registers_per_thread(),
+                       c->mutable_src_memory_kind(),
+                       c->mutable_dst_memory_kind()}) {
     Compact(column);
   }
   Compact(c->mutable_bytes());
@@ -406,7 +425,9 @@ Status DecodeGpuActivities(const trace::Frame& frame, std::vector<GpuActivityRow
         check.LengthOrConstant(c.block_x(), "block_x") && check.LengthOrConstant(c.block_y(), "block_y") &&
         check.LengthOrConstant(c.block_z(), "block_z") &&
         check.LengthOrConstant(c.shared_memory_bytes(), "shared_memory_bytes") &&
-        check.LengthOrConstant(c.registers_per_thread(), "registers_per_thread"))) {
+        check.LengthOrConstant(c.registers_per_thread(), "registers_per_thread") &&
+        check.LengthOrConstant(c.src_memory_kind(), "src_memory_kind") &&
+        check.LengthOrConstant(c.dst_memory_kind(), "dst_memory_kind"))) {
     return check.status();
   }
   const std::size_t first = rows->size();
@@ -435,6 +456,8 @@ Status DecodeGpuActivities(const trace::Frame& frame, std::vector<GpuActivityRow
   FillColumn(c.precision(), n, [out](int i, std::uint32_t v) { out[i].precision = v; });
   FillColumn(c.copy_kind(), n, [out](int i, std::uint32_t v) { out[i].copy_kind = v; });
   FillColumn(c.peer_device(), n, [out](int i, std::uint32_t v) { out[i].peer_device = v; });
+  FillColumn(c.src_memory_kind(), n, [out](int i, std::uint32_t v) { out[i].src_memory_kind = v; });
+  FillColumn(c.dst_memory_kind(), n, [out](int i, std::uint32_t v) { out[i].dst_memory_kind = v; });
   FillColumn(c.graph_id(), n, [out](int i, std::uint32_t v) { out[i].graph_id = v; });
   FillColumn(c.grid_x(), n, [out](int i, std::uint32_t v) { out[i].grid[0] = v; });
   FillColumn(c.grid_y(), n, [out](int i, std::uint32_t v) { out[i].grid[1] = v; });

@@ -121,7 +121,10 @@ TEST_P(ActivityDecoderTest, CopiesOfEveryKindIncludingPeerToPeer) {
   ActivityBuffer buffer;
   std::uint64_t t = 100;
   for (const auto& [kind, name] : kinds) {
-    buffer.Add(testing::Memcpy(kind, 4096 * t, t, t + 10, static_cast<std::uint32_t>(t)));
+    CUpti_ActivityMemcpy6 copy = testing::Memcpy(kind, 4096 * t, t, t + 10, static_cast<std::uint32_t>(t));
+    copy.srcKind = static_cast<std::uint8_t>(t / 100 % 8);  // CUpti_ActivityMemoryKind
+    copy.dstKind = static_cast<std::uint8_t>(7 - t / 100 % 8);
+    buffer.Add(copy);
     t += 100;
   }
   CUpti_ActivityMemcpyPtoP4 p2p{};
@@ -146,6 +149,8 @@ TEST_P(ActivityDecoderTest, CopiesOfEveryKindIncludingPeerToPeer) {
     EXPECT_EQ(r.bytes, 4096 * static_cast<std::uint64_t>(r.start_ns));
     EXPECT_EQ(r.stream, 7u);
     EXPECT_EQ(r.kernel_class, 0u);
+    EXPECT_EQ(r.src_memory_kind, static_cast<std::uint32_t>(r.start_ns / 100 % 8));
+    EXPECT_EQ(r.dst_memory_kind, static_cast<std::uint32_t>(7 - r.start_ns / 100 % 8));
   }
   const GpuActivityRecord& peer = batch.activities.back();
   EXPECT_EQ(peer.copy_kind, 10u);
@@ -527,6 +532,8 @@ SMPROF_SAME_OFFSET(CUpti_ActivityKernel9, CUpti_ActivityKernel10, registersPerTh
 SMPROF_SAME_STREAM_FIELDS(CUpti_ActivityMemcpy5, CUpti_ActivityMemcpy6);
 SMPROF_SAME_OFFSET(CUpti_ActivityMemcpy5, CUpti_ActivityMemcpy6, copyKind);
 SMPROF_SAME_OFFSET(CUpti_ActivityMemcpy5, CUpti_ActivityMemcpy6, bytes);
+SMPROF_SAME_OFFSET(CUpti_ActivityMemcpy5, CUpti_ActivityMemcpy6, srcKind);
+SMPROF_SAME_OFFSET(CUpti_ActivityMemcpy5, CUpti_ActivityMemcpy6, dstKind);
 SMPROF_SAME_STREAM_FIELDS(CUpti_ActivityMemcpyPtoP3, CUpti_ActivityMemcpyPtoP4);
 SMPROF_SAME_OFFSET(CUpti_ActivityMemcpyPtoP3, CUpti_ActivityMemcpyPtoP4, bytes);
 SMPROF_SAME_OFFSET(CUpti_ActivityMemcpyPtoP3, CUpti_ActivityMemcpyPtoP4, srcDeviceId);

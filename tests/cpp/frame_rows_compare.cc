@@ -42,8 +42,9 @@ std::string FrameRowsText(const FrameRows& f) {
     out << r.start_ns << " " << r.dur_ns << " " << r.bytes << " " << r.graph_node_id << " [" << r.name << "] "
         << r.name_index << " " << r.kind << " " << r.device << " " << r.context << " " << r.stream << " "
         << r.correlation_id << " " << r.kernel_class << " " << r.precision << " " << r.copy_kind << " " << r.peer_device
-        << " " << r.graph_id << " " << r.grid[0] << " " << r.grid[1] << " " << r.grid[2] << " " << r.block[0] << " "
-        << r.block[1] << " " << r.block[2] << " " << r.shared_memory_bytes << " " << r.registers_per_thread << "\n";
+        << " " << r.src_memory_kind << " " << r.dst_memory_kind << " " << r.graph_id << " " << r.grid[0] << " "
+        << r.grid[1] << " " << r.grid[2] << " " << r.block[0] << " " << r.block[1] << " " << r.block[2] << " "
+        << r.shared_memory_bytes << " " << r.registers_per_thread << "\n";
   }
   out << "api_calls " << f.api_calls_status.message() << "\n";
   for (const ApiCallRow& r : f.api_calls) {

@@ -49,6 +49,8 @@ std::string WriterFrame(int rows, bool varied) {
     a.correlation_id = static_cast<std::uint32_t>(100 + i);
     a.bytes = varied ? (1ull << 33) + static_cast<std::uint64_t>(i) : 0;
     a.copy_kind = varied ? static_cast<std::uint32_t>(i % 11) : 0;
+    a.src_memory_kind = varied ? static_cast<std::uint32_t>(i % 8) : 0;
+    a.dst_memory_kind = varied ? static_cast<std::uint32_t>(7 - i % 8) : 2;
     a.graph_node_id = varied ? 0x1234567890ull * static_cast<std::uint64_t>(i) : 0;
     a.grid[0] = static_cast<std::uint32_t>(80 + (varied ? i : 0));
     a.block[0] = 256;

@@ -62,6 +62,8 @@ GpuBatch SampleBatch() {
   copy.copy_kind = trace::COPY_KIND_HTOD;
   copy.bytes = 1ull << 33;
   copy.correlation_id = 11;
+  copy.src_memory_kind = trace::MEMORY_KIND_PAGEABLE;
+  copy.dst_memory_kind = trace::MEMORY_KIND_DEVICE;
   batch.activities.push_back(copy);
   GpuActivityRecord peer = copy;
   peer.start_ns = 3000;
@@ -117,6 +119,8 @@ TEST(GpuCodec, RoundTripGivesBackEveryRowSortedByStartWithSharedTables) {
   EXPECT_EQ(gpu[0].name, "Memcpy HtoD");
   EXPECT_EQ(gpu[0].bytes, 1ull << 33);
   EXPECT_EQ(gpu[0].copy_kind, static_cast<std::uint32_t>(trace::COPY_KIND_HTOD));
+  EXPECT_EQ(gpu[0].src_memory_kind, static_cast<std::uint32_t>(trace::MEMORY_KIND_PAGEABLE));
+  EXPECT_EQ(gpu[0].dst_memory_kind, static_cast<std::uint32_t>(trace::MEMORY_KIND_DEVICE));
   EXPECT_EQ(gpu[1].start_ns, 3000);
   EXPECT_EQ(gpu[1].peer_device, 3u);
   const GpuActivityRow& k = gpu[2];

@@ -106,6 +106,10 @@ TEST_F(PartialSummary, PartialsThatCannotMergeAreInvalidArguments) {
   other.max_buckets = 7;
   const std::string other_options = SummarizeStreams({reader_->streams()[1]}, reader_->origin_ns(), other);
   EXPECT_THROW(MergePartials({p[0], other_options}), std::invalid_argument);
+  SummaryOptions other_wait = options_;
+  other_wait.data_wait_pattern = "DataLoaderNext";
+  const std::string other_wait_options = SummarizeStreams({reader_->streams()[1]}, reader_->origin_ns(), other_wait);
+  EXPECT_THROW(MergePartials({p[0], other_wait_options}), std::invalid_argument);
   const std::string other_origin = SummarizeStreams({reader_->streams()[1]}, reader_->origin_ns() + 1, options_);
   EXPECT_THROW(MergePartials({p[0], other_origin}), std::invalid_argument);
   EXPECT_THROW(MergePartials({}), std::invalid_argument);

@@ -132,7 +132,7 @@ TEST(StepProfile, ManyStepsInOneFrameEachTakeTheirOwnChildren) {
         .Range("Forward", start + 100, start + 800, 1);
   }
   SummaryOptions options;
-  options.data_pattern = "load";
+  options.data_wait_pattern = "load";
   const std::string json = Profile(options, {frame});
   EXPECT_NE(json.find(R"("steps_seen":1000,"cycle_time_ns":999900,"data_wait_ns":100000,)"), std::string::npos)
       << json.substr(0, 400);
@@ -156,7 +156,7 @@ TEST(StepProfile, KeepsTheFirstStepsAndTotalsThemAll) {
 
 TEST(StepProfile, TheDataPatternMarksUserAnnotations) {
   SummaryOptions options;
-  options.data_pattern = "load_batch|InputWait";
+  options.data_wait_pattern = "load_batch|InputWait";
   FrameBuilder frame;
   frame.Range("step", 0, 1000, 0).Range("load_batch", 0, 300, 1).Range("read", 10, 200, 2);
   const std::string json = Profile(options, {frame});

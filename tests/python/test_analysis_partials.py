@@ -115,7 +115,7 @@ def test_job_streams_group_files_as_the_summary_reads_them(job: Path) -> None:
 
 
 def test_merged_partials_give_the_direct_summary_byte_for_byte(job: Path) -> None:
-    options = ("ProfilerStep#(\\d+)", 3, 50, 5_000_000_000)
+    options = ("ProfilerStep#(\\d+)", "InputWait|DataLoader.*", 3, 50, 5_000_000_000)
     direct = _smppy.summarize([str(job)], *options)
     summary = analysis.summarize(job)
     assert summary["gpu"]["kernels"]["distinct"] > 3  # top-k cuts the list: "other" is merged too
@@ -139,9 +139,11 @@ def test_merging_is_associative_and_order_free_to_the_byte(job: Path) -> None:
 
 def test_the_python_api_gives_summarize_s_dict(job: Path) -> None:
     streams = analysis.job_streams(job)
-    partials = [analysis.partial_summary(s, top_k=4) for s in streams.streams]
+    partials = [analysis.partial_summary(s, top_k=4, data_wait_pattern="Fetch") for s in streams.streams]
     merged = analysis.merge_partial_summaries(reversed(partials))
-    assert analysis.summary_from_partial(merged, streams.warnings) == analysis.summarize(job, top_k=4)
+    summary = analysis.summary_from_partial(merged, streams.warnings)
+    assert summary == analysis.summarize(job, top_k=4, data_wait_pattern="Fetch")
+    assert summary["gpu"]["idle"]["data_wait_pattern"] == "Fetch"
 
 
 def test_progress_counts_the_bytes_of_the_streams_read(job: Path) -> None:
@@ -174,6 +176,12 @@ def test_partials_that_cannot_merge_are_value_errors(job: Path) -> None:
         analysis.merge_partial_summaries([first, analysis.partial_summary(streams[:2])])
     with pytest.raises(ValueError, match="different options"):
         analysis.merge_partial_summaries([first, analysis.partial_summary(streams[1], top_k=3)])
+    with pytest.raises(ValueError, match="different options"):
+        analysis.merge_partial_summaries(
+            [first, analysis.partial_summary(streams[1], data_wait_pattern="Fetch")]
+        )
+    with pytest.raises(ValueError, match="data_wait_pattern"):
+        analysis.partial_summary(streams[1], data_wait_pattern="(")
     one_host = analysis.job_streams(job / "host-1").streams  # a job of its own: a later origin
     assert one_host[0].origin_ns > streams[0].origin_ns
     with pytest.raises(ValueError, match="job origins"):

@@ -216,7 +216,7 @@ def test_findings_in_a_only_b_only_and_both(runs: tuple[Path, Path], monkeypatch
     assert changes == sorted(changes, reverse=True) and changes[-1] == 0  # fast_augment: costs 0 in A
 
 
-def test_gpu_rows_show_whatever_idle_breakdown_the_summaries_have(runs: tuple[Path, Path]) -> None:
+def test_gpu_rows_show_the_idle_breakdown_totals(runs: tuple[Path, Path]) -> None:
     a = analysis.summarize(runs[0])
     gpu_a, gpu_b = copy.deepcopy(a), copy.deepcopy(a)
     for s, active in ((gpu_a, 100), (gpu_b, 250)):
@@ -227,18 +227,25 @@ def test_gpu_rows_show_whatever_idle_breakdown_the_summaries_have(runs: tuple[Pa
             {"name": "gemm", "time_ns": active, "launches": 1, "other": False},
             {"name": "other", "time_ns": 5, "launches": 1, "other": True},
         ]
-    gpu_a["gpu"]["idle"] = [
-        {"device": 0, "idle_ns": 40, "causes": {"launch_bound_ns": 30, "unexplained_ns": 10}, "flag": True},
-        {"device": 1, "idle_ns": 60, "causes": {"launch_bound_ns": 20, "unexplained_ns": 40}},
+    idle = gpu_a["gpu"]["idle"]
+    idle.update(step_time_ns=140, idle_ns=100, launch_bound_ns=50, unexplained_ns=50)
+    idle["devices"] = [  # per GPU: not rows of their own
+        {**idle, "host": "h", "rank": 0, "pid": 1, "device": 0, "steps": 2, "idle_ns": 40},
+        {**idle, "host": "h", "rank": 0, "pid": 1, "device": 1, "steps": 2, "idle_ns": 60},
     ]
-    d = diff_summaries(gpu_a, gpu_b)  # gpu_b has no "idle" key at all
+    del gpu_b["gpu"]["idle"]  # a summary from before the idle breakdown
+    d = diff_summaries(gpu_a, gpu_b)
     rows = {r["name"]: (r["a_ns"], r["b_ns"]) for r in d["gpu"]}
     assert rows == {
         "GPU active (all GPUs)": (100, 250),
         "kernel time": (100, 250),
+        "idle: step_time_ns": (140, None),
         "idle: idle_ns": (100, None),
-        "idle: causes.launch_bound_ns": (50, None),
-        "idle: causes.unexplained_ns": (50, None),
+        "idle: launch_bound_ns": (50, None),
+        "idle: data_wait_ns": (0, None),
+        "idle: sync_ns": (0, None),
+        "idle: communication_ns": (0, None),
+        "idle: unexplained_ns": (50, None),
     }
     assert [r["name"] for r in d["gpu"]][:2] == ["GPU active (all GPUs)", "kernel time"]
     assert {r["name"]: r["change_ns"] for r in d["kernels"]} == {"gemm": 150, OTHER_KERNELS: 0}

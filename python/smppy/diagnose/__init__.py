@@ -13,7 +13,14 @@ from typing import Any
 from smppy.diagnose.finding import SEVERITIES, Finding
 
 # The detector modules, in the order their findings are listed when they cost the same.
-_DETECTOR_MODULES: tuple[str, ...] = ("input_pipeline", "stragglers", "step_outliers", "cpu_saturation")
+_DETECTOR_MODULES: tuple[str, ...] = (
+    "input_pipeline",
+    "stragglers",
+    "step_outliers",
+    "cpu_saturation",
+    "gpu_idle",
+    "gpu_kernels",
+)
 
 
 def diagnose(summary: dict[str, Any]) -> list[Finding]:

@@ -43,7 +43,9 @@ def print_findings(findings: list[Finding], limit: int | None = None) -> None:
 
 def cmd_diagnose(args: argparse.Namespace) -> int:
     path = resolve_traces(args.path)
-    summary = analysis.summarize(path, step_pattern=args.step_pattern, data_pattern=args.data_pattern)
+    summary = analysis.summarize(
+        path, step_pattern=args.step_pattern, data_wait_pattern=args.data_wait_pattern
+    )
     require_readable(summary, args.path)
     findings = diagnose(summary)
     if args.json:
@@ -67,7 +69,7 @@ def add_parser(subparsers: Any) -> None:
         help=f"regex for step annotations (full match; default {analysis.DEFAULT_STEP_PATTERN})",
     )
     p.add_argument(
-        "--data-pattern",
+        "--data-wait-pattern",
         default=None,
         help="regex for annotations that wait for input data (full match; default InputWait)",
     )

@@ -88,7 +88,8 @@ def detect(summary: dict[str, Any]) -> list[Finding]:
             cost_total_ns=cost_total,
             cost_basis=(
                 "the measured input-pipeline wait inside steady-state steps (annotations matching "
-                f"{summary['step_profile']['data_pattern']!r}), per step, times every step of every rank: "
+                f"{summary['step_profile']['data_wait_pattern']!r}), per step, "
+                "times every step of every rank: "
                 "what a loader that keeps up would save"
             ),
             evidence={

@@ -278,6 +278,8 @@ void ActivityDecoder::DecodeRecord(const CUpti_Activity* record, GpuBatch* batch
       GpuActivityRecord& r = AddOnStream(*m, Time(m->start), Time(m->end), kGpuMemcpy, memcpy_names_[copy_kind], batch);
       r.bytes = m->bytes;
       r.copy_kind = copy_kind;
+      r.src_memory_kind = m->srcKind;
+      r.dst_memory_kind = m->dstKind;
       return;
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY2: {

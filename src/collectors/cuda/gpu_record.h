@@ -33,6 +33,8 @@ struct GpuActivityRecord {
   std::uint32_t precision = 0;
   std::uint32_t copy_kind = 0;
   std::uint32_t peer_device = 0;
+  std::uint32_t src_memory_kind = 0;  // trace::MemoryKind (memcpy)
+  std::uint32_t dst_memory_kind = 0;
   std::uint32_t graph_id = 0;
   std::uint32_t grid[3] = {0, 0, 0};
   std::uint32_t block[3] = {0, 0, 0};

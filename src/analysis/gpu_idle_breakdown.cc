@@ -1,0 +1,342 @@
+#include "analysis/gpu_idle_breakdown.h"
+
+#include <algorithm>
+#include <array>
+#include <stdexcept>
+
+#include "analysis/stream_order.h"
+
+namespace smprof::analysis {
+
+namespace {
+
+// Sweeps wait for this many pending intervals, so each sorts a batch.
+constexpr std::size_t kSweepBatch = 4096;
+
+bool StartsWith(std::string_view text, std::string_view prefix) { return text.substr(0, prefix.size()) == prefix; }
+
+double Share(std::int64_t part, std::int64_t total) {
+  return total > 0 ? static_cast<double>(part) / static_cast<double>(total) : 0.0;
+}
+
+void WriteIdleCauses(const GpuIdleTotals& t, JsonWriter& out) {
+  out.Field("step_time_ns", t.step_ns)
+      .Field("idle_ns", t.idle_ns())
+      .Field("idle_share", Share(t.idle_ns(), t.step_ns))
+      .Field("launch_bound_ns", t.launch_bound_ns)
+      .Field("data_wait_ns", t.data_wait_ns)
+      .Field("sync_ns", t.sync_ns)
+      .Field("communication_ns", t.communication_ns)
+      .Field("unexplained_ns", t.unexplained_ns);
+}
+
+void WriteOverlapTimes(const GpuIdleTotals& t, JsonWriter& out) {
+  out.Field("copy_ns", t.copy_ns)
+      .Field("copy_exposed_ns", t.copy_exposed_ns)
+      .Field("communication_ns", t.communication_total_ns)
+      .Field("communication_exposed_ns", t.communication_exposed_ns);
+}
+
+// Every field of `t` but the device id, in a fixed order.
+void SaveIdleTimes(const GpuIdleTotals& t, PartialEncoder& out) {
+  for (const std::int64_t ns :
+       {t.step_ns, t.launch_bound_ns, t.data_wait_ns, t.sync_ns, t.communication_ns, t.unexplained_ns, t.copy_ns,
+        t.copy_exposed_ns, t.communication_total_ns, t.communication_exposed_ns}) {
+    out.Int(ns);
+  }
+}
+
+void RestoreIdleTimes(PartialDecoder& in, GpuIdleTotals* t) {
+  for (std::int64_t* ns :
+       {&t->step_ns, &t->launch_bound_ns, &t->data_wait_ns, &t->sync_ns, &t->communication_ns, &t->unexplained_ns,
+        &t->copy_ns, &t->copy_exposed_ns, &t->communication_total_ns, &t->communication_exposed_ns}) {
+    *ns = in.Int();
+  }
+}
+
+}  // namespace
+
+ApiCallRole ApiCallRoleOf(std::string_view name) {
+  for (const std::string_view launch : {"cudaLaunch", "cuLaunch", "cudaGraphLaunch", "cuGraphLaunch"}) {
+    if (StartsWith(name, launch)) return ApiCallRole::kLaunch;
+  }
+  if (name.find("Synchronize") != std::string_view::npos) return ApiCallRole::kSync;
+  // Blocking copies: cudaMemcpy, cudaMemcpy2D, cuMemcpyHtoD_v2, ... but not the *Async ones.
+  if ((StartsWith(name, "cudaMemcpy") || StartsWith(name, "cuMemcpy")) &&
+      name.find("Async") == std::string_view::npos) {
+    return ApiCallRole::kSync;
+  }
+  return ApiCallRole::kOther;
+}
+
+GpuIdleBreakdown::GpuIdleBreakdown(const SummaryOptions& options)
+    : options_(options), steps_(options.step_pattern), data_wait_(options.data_wait_pattern, std::regex::ECMAScript) {}
+
+void GpuIdleBreakdown::BeginStream(const ProcessStream& stream) {
+  streams_.push_back(std::make_unique<Stream>());
+  stream_ = streams_.back().get();
+  stream_->host = stream.host;
+  stream_->rank = stream.rank;
+  stream_->pid = stream.pid;
+  pending_.clear();
+  last_device_ = 0;
+  swept_ns_ = INT64_MIN;
+  newest_ns_ = INT64_MIN;
+  longest_step_ns_ = 0;
+}
+
+GpuIdleBreakdown::AnnotationRole GpuIdleBreakdown::RoleOf(std::string_view name) {
+  std::int64_t number = 0;
+  if (steps_.Match(name, &number)) return AnnotationRole::kStep;
+  auto [it, added] = data_wait_names_.try_emplace(std::string(name), false);
+  if (added) it->second = std::regex_match(it->first, data_wait_);
+  return it->second ? AnnotationRole::kDataWait : AnnotationRole::kOther;
+}
+
+std::uint32_t GpuIdleBreakdown::DeviceIndex(std::uint32_t id) {
+  if (!stream_->devices.empty() && stream_->devices[last_device_].id == id) return last_device_;
+  auto [it, added] = stream_->device_index.try_emplace(id, static_cast<std::uint32_t>(stream_->devices.size()));
+  if (added) stream_->devices.push_back(GpuIdleTotals{id});
+  last_device_ = it->second;
+  return it->second;
+}
+
+void GpuIdleBreakdown::Add(std::int64_t start_ns, std::int64_t end_ns, Track track, std::uint32_t device) {
+  if (end_ns <= start_ns) return;
+  if (start_ns < swept_ns_) {
+    ++late_intervals_;
+    if (end_ns <= swept_ns_) return;
+  }
+  pending_.push_back(Interval{start_ns, end_ns, track, device});
+  newest_ns_ = std::max(newest_ns_, start_ns);
+}
+
+void GpuIdleBreakdown::AddFrame(const TraceFileEntry& file, const internal::FrameRows& frame) {
+  const std::int64_t offset = file.wall_offset_ns;
+  if (frame.annotations_status.ok()) {
+    // One name lookup per name and frame, not per row.
+    frame_roles_.assign(frame.strings.size(), AnnotationRole::kUnknown);
+    for (const auto& row : frame.annotations) {
+      AnnotationRole& role = frame_roles_[row.name_index];
+      if (role == AnnotationRole::kUnknown) role = RoleOf(row.name);
+      const std::int64_t start = row.start_ns + offset;
+      if (role == AnnotationRole::kStep) {
+        ++stream_->steps;
+        longest_step_ns_ = std::max(longest_step_ns_, row.dur_ns);
+        Add(start, start + row.dur_ns, kStep);
+      } else if (role == AnnotationRole::kDataWait) {
+        Add(start, start + row.dur_ns, kDataWait);
+      }
+    }
+  }
+  if (frame.has_api_calls && frame.api_calls_status.ok()) {
+    for (const auto& call : frame.api_calls) {
+      const ApiCallRole role = ApiCallRoleOf(call.name);
+      if (role == ApiCallRole::kOther) continue;
+      const std::int64_t start = call.start_ns + offset;
+      Add(start, start + call.dur_ns, role == ApiCallRole::kLaunch ? kLaunch : kSync);
+    }
+  }
+  if (frame.has_gpu && frame.gpu_status.ok()) {
+    for (const auto& row : frame.gpu) {
+      const std::int64_t start = row.start_ns + offset;
+      switch (row.kind) {
+        case trace::GPU_KIND_KERNEL: {
+          const bool nccl = row.kernel_class == trace::KERNEL_CLASS_COMMUNICATION || StartsWith(row.name, "nccl");
+          Add(start, start + row.dur_ns, nccl ? kCommunication : kCompute, DeviceIndex(row.device));
+          break;
+        }
+        case trace::GPU_KIND_MEMSET:
+          Add(start, start + row.dur_ns, kCompute, DeviceIndex(row.device));
+          break;
+        case trace::GPU_KIND_MEMCPY:
+          Add(start, start + row.dur_ns, kCopy, DeviceIndex(row.device));
+          break;
+        case trace::GPU_KIND_SYNC:
+          Add(start, start + row.dur_ns, kSync);
+          break;
+        default:
+          break;
+      }
+    }
+  }
+  SweepIfDue();
+}
+
+void GpuIdleBreakdown::SweepIfDue() {
+  if (pending_.size() < kSweepBatch) return;
+  std::int64_t frontier = newest_ns_ - options_.reorder_window_ns - longest_step_ns_;
+  if (pending_.size() > options_.max_pending) {
+    // Bounded: the half that ends first is swept even if later rows may still
+    // reach back into it (every pending interval ends after swept_ns_).
+    auto middle = pending_.begin() + static_cast<std::ptrdiff_t>(pending_.size() / 2);
+    std::nth_element(pending_.begin(), middle, pending_.end(),
+                     [](const Interval& a, const Interval& b) { return a.end_ns < b.end_ns; });
+    frontier = std::max(frontier, middle->end_ns);
+  }
+  if (frontier > swept_ns_) SweepTo(frontier);
+}
+
+void GpuIdleBreakdown::SweepTo(std::int64_t frontier_ns) {
+  events_.clear();
+  std::size_t kept = 0;
+  for (const Interval& interval : pending_) {
+    const std::int64_t start = std::max(interval.start_ns, swept_ns_);
+    const std::int64_t end = std::min(interval.end_ns, frontier_ns);
+    if (start < end) {
+      events_.push_back(Event{start, 1, interval.track, interval.device});
+      events_.push_back(Event{end, -1, interval.track, interval.device});
+    }
+    if (interval.end_ns > frontier_ns) pending_[kept++] = interval;
+  }
+  pending_.resize(kept);
+  swept_ns_ = frontier_ns;
+  std::sort(events_.begin(), events_.end(), [](const Event& a, const Event& b) { return a.time_ns < b.time_ns; });
+
+  std::array<int, kCompute> host{};                                 // open intervals per host track
+  std::vector<std::array<int, 3>> device(stream_->devices.size());  // compute, copy, communication
+  std::int64_t previous = events_.empty() ? 0 : events_.front().time_ns;
+  for (const Event& event : events_) {
+    const std::int64_t length = event.time_ns - previous;
+    if (length > 0) {
+      for (std::size_t d = 0; d < device.size(); ++d) {
+        const auto [compute, copy, communication] = device[d];
+        GpuIdleTotals& totals = stream_->devices[d];
+        if (copy > 0) totals.copy_ns += length;
+        if (communication > 0) totals.communication_total_ns += length;
+        if (host[kStep] > 0) totals.step_ns += length;
+        if (compute > 0) continue;
+        if (copy > 0) totals.copy_exposed_ns += length;
+        if (communication > 0) totals.communication_exposed_ns += length;
+        if (host[kStep] == 0) continue;
+        if (communication > 0) {
+          totals.communication_ns += length;
+        } else if (copy > 0) {
+          // The copy engine works: not idle.
+        } else if (host[kDataWait] > 0) {
+          totals.data_wait_ns += length;
+        } else if (host[kSync] > 0) {
+          totals.sync_ns += length;
+        } else if (host[kLaunch] > 0) {
+          totals.launch_bound_ns += length;
+        } else {
+          totals.unexplained_ns += length;
+        }
+      }
+    }
+    previous = event.time_ns;
+    if (event.track < kCompute) {
+      host[event.track] += event.delta;
+    } else {
+      device[event.device][event.track - kCompute] += event.delta;
+    }
+  }
+}
+
+void GpuIdleBreakdown::EndStream() {
+  std::int64_t last_end = INT64_MIN;
+  for (const Interval& interval : pending_) last_end = std::max(last_end, interval.end_ns);
+  if (last_end > swept_ns_) SweepTo(last_end);
+  pending_.clear();
+}
+
+void GpuIdleBreakdown::Save(PartialEncoder& out) const {
+  if (!pending_.empty()) throw std::logic_error("GpuIdleBreakdown::Save: inside a stream");
+  out.Uint(late_intervals_);
+  out.Uint(streams_.size());
+  for (const auto& s : streams_) {
+    out.String(s->host);
+    out.Int(s->rank);
+    out.Int(s->pid);
+    out.Uint(s->steps);
+    out.Uint(s->devices.size());
+    for (const GpuIdleTotals& d : s->devices) {
+      out.Uint(d.id);
+      SaveIdleTimes(d, out);
+    }
+  }
+}
+
+void GpuIdleBreakdown::MergeFrom(PartialDecoder& in) {
+  late_intervals_ += in.Uint();
+  for (std::size_t n = in.Count(); n > 0; --n) {
+    auto s = std::make_unique<Stream>();
+    s->host = in.String();
+    s->rank = static_cast<std::int32_t>(in.Int());
+    s->pid = in.Int();
+    s->steps = in.Uint();
+    for (std::size_t devices = in.Count(); devices > 0; --devices) {
+      GpuIdleTotals& d = s->devices.emplace_back();
+      d.id = static_cast<std::uint32_t>(in.Uint());
+      RestoreIdleTimes(in, &d);
+      if (!s->device_index.emplace(d.id, static_cast<std::uint32_t>(s->devices.size() - 1)).second) {
+        throw std::invalid_argument("partial summary damaged: a GPU twice in a stream's idle breakdown");
+      }
+    }
+    streams_.push_back(std::move(s));
+  }
+  stream_ = nullptr;
+}
+
+void GpuIdleBreakdown::ReorderStreams(const std::vector<std::size_t>& order) { Reorder(streams_, order); }
+
+GpuIdleTotals GpuIdleBreakdown::total() const {
+  GpuIdleTotals sum;
+  for (const auto& s : streams_) {
+    for (const GpuIdleTotals& d : s->devices) {
+      sum.step_ns += d.step_ns;
+      sum.launch_bound_ns += d.launch_bound_ns;
+      sum.data_wait_ns += d.data_wait_ns;
+      sum.sync_ns += d.sync_ns;
+      sum.communication_ns += d.communication_ns;
+      sum.unexplained_ns += d.unexplained_ns;
+      sum.copy_ns += d.copy_ns;
+      sum.copy_exposed_ns += d.copy_exposed_ns;
+      sum.communication_total_ns += d.communication_total_ns;
+      sum.communication_exposed_ns += d.communication_exposed_ns;
+    }
+  }
+  return sum;
+}
+
+void GpuIdleBreakdown::WriteDevices(JsonWriter& out,
+                                    const std::function<void(const Stream&, const GpuIdleTotals&)>& fields) const {
+  out.Key("devices").BeginArray();
+  for (const auto& s : streams_) {
+    for (const GpuIdleTotals& d : s->devices) {
+      out.BeginObject().Field("host", s->host).Field("rank", s->rank).Field("pid", s->pid).Field("device", d.id);
+      fields(*s, d);
+      out.EndObject();
+    }
+  }
+  out.EndArray();
+}
+
+void GpuIdleBreakdown::WriteIdle(JsonWriter& out) const {
+  std::uint64_t steps = 0;
+  for (const auto& s : streams_) {
+    if (!s->devices.empty()) steps += s->steps;
+  }
+  out.BeginObject();
+  out.Field("data_wait_pattern", options_.data_wait_pattern);
+  WriteDevices(out, [&out](const Stream& s, const GpuIdleTotals& d) {
+    out.Field("steps", s.steps);
+    WriteIdleCauses(d, out);
+  });
+  out.Field("steps", steps);
+  WriteIdleCauses(total(), out);
+  out.Field("late_intervals", late_intervals_);
+  out.EndObject();
+}
+
+void GpuIdleBreakdown::WriteOverlap(JsonWriter& out) const {
+  const GpuIdleTotals total = this->total();
+  out.BeginObject();
+  WriteDevices(out, [&out](const Stream&, const GpuIdleTotals& d) { WriteOverlapTimes(d, out); });
+  WriteOverlapTimes(total, out);
+  out.Field("copy_exposed_share", Share(total.copy_exposed_ns, total.copy_ns));
+  out.Field("communication_exposed_share", Share(total.communication_exposed_ns, total.communication_total_ns));
+  out.EndObject();
+}
+
+}  // namespace smprof::analysis
