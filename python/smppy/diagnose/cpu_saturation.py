@@ -21,7 +21,7 @@ from typing import Any
 from smppy.diagnose.finding import Finding
 from smppy.diagnose.steps import cycle_ns, median_ns, ms, steady_steps, training_ranks
 
-BUSY_PERCENT = 90.0
+BUSY_PERCENT = 80.0
 JOB_SHARE = 0.75
 HIGH_THREADS_PER_CORE = 2.0
 SWITCHES_PER_CORE_S = 8_000
