@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from smppy import analysis
 from smppy.trace import find_trace_files
 
 
@@ -38,3 +39,18 @@ def require_readable(summary: dict[str, Any], location: str) -> None:
     if not summary["job"]["files"]:
         reasons = "; ".join(summary["warnings"]) or "no trace file could be read"
         raise ValueError(f"no readable smprof trace under {location}: {reasons}")
+
+
+def add_pattern_arguments(parser: Any) -> None:
+    """The summary's two name patterns as options of an analysis command."""
+    parser.add_argument(
+        "--step-pattern",
+        default=None,
+        help=f"regex for step annotations (full match; default {analysis.DEFAULT_STEP_PATTERN})",
+    )
+    parser.add_argument(
+        "--data-wait-pattern",
+        default=None,
+        help="regex for annotations during which the host waits for input data "
+        f"(full match; default {analysis.DEFAULT_DATA_WAIT_PATTERN})",
+    )

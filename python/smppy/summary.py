@@ -9,7 +9,7 @@ import sys
 from typing import Any
 
 from smppy import analysis
-from smppy._inputs import require_readable, resolve_traces
+from smppy._inputs import add_pattern_arguments, require_readable, resolve_traces
 from smppy._parallel_summary import add_worker_arguments
 from smppy._torch_auto import INPUT_WAIT
 from smppy.diagnose import diagnose
@@ -183,17 +183,7 @@ def add_parser(subparsers: Any) -> None:
     p = subparsers.add_parser("summary", help="job summary: GPU/CPU use, kernels, steps, annotations, drops")
     p.add_argument("path", help="a trace file or a directory of them (searched recursively)")
     p.add_argument("--json", action="store_true", help="print the summary dict (docs/ANALYSIS.md) as JSON")
-    p.add_argument(
-        "--step-pattern",
-        default=None,
-        help=f"regex for step annotations (full match; default {analysis.DEFAULT_STEP_PATTERN})",
-    )
-    p.add_argument(
-        "--data-wait-pattern",
-        default=None,
-        help="regex for annotations during which the host waits for input data, for the GPU idle "
-        f"breakdown (full match; default {analysis.DEFAULT_DATA_WAIT_PATTERN})",
-    )
+    add_pattern_arguments(p)
     p.add_argument("--top", type=int, default=15, help="kernels and annotations to list (default 15)")
     add_worker_arguments(p)
     p.set_defaults(func=cmd_summary)

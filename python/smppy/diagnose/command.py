@@ -10,7 +10,7 @@ import textwrap
 from typing import Any
 
 from smppy import analysis
-from smppy._inputs import require_readable, resolve_traces
+from smppy._inputs import add_pattern_arguments, require_readable, resolve_traces
 from smppy.diagnose import Finding, diagnose
 from smppy.diagnose.steps import ms
 
@@ -63,14 +63,5 @@ def add_parser(subparsers: Any) -> None:
     p = subparsers.add_parser("diagnose", help="why the run is slow and what to change, most costly first")
     p.add_argument("path", help="a trace file, a directory of them (searched recursively) or s3://...")
     p.add_argument("--json", action="store_true", help="print the findings as JSON")
-    p.add_argument(
-        "--step-pattern",
-        default=None,
-        help=f"regex for step annotations (full match; default {analysis.DEFAULT_STEP_PATTERN})",
-    )
-    p.add_argument(
-        "--data-wait-pattern",
-        default=None,
-        help="regex for annotations that wait for input data (full match; default InputWait)",
-    )
+    add_pattern_arguments(p)
     p.set_defaults(func=cmd_diagnose)
