@@ -30,6 +30,7 @@ ctest --test-dir "$build" --output-on-failure -j 2 -E '^(ForkDuringSession\.|hos
 echo "== trace reader fuzzer, ${fuzz_seconds} s"
 seeds=$build/fuzz-seeds
 corpus=$build/fuzz-corpus
+rm -rf "$seeds"  # made anew: a second run in the same tree must not find the old seeds
 python3 tests/fuzz/make_seed_corpus.py "$seeds"
 mkdir -p "$corpus"
 "$build/tests/fuzz/trace_reader_fuzzer" -max_total_time="$fuzz_seconds" -rss_limit_mb=2048 -print_final_stats=1 \
