@@ -20,7 +20,7 @@ struct SummaryOptions {
   std::int64_t reorder_window_ns = 5'000'000'000;
   std::size_t max_pending = std::size_t{1} << 16;  // GPU rows per GPU / ids per join and process
   // step_profile (docs/ANALYSIS.md): how many steps per process are kept one by one.
-  std::int64_t max_profiled_steps = 1000;
+  std::int64_t max_profiled_steps = 200;  // ~60 KB of summary JSON per process (docs/ANALYSIS.md)
 };
 
 // A stream's wall-clock span so far; each metric extends it with the events it sees.

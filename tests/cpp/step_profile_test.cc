@@ -133,6 +133,7 @@ TEST(StepProfile, ManyStepsInOneFrameEachTakeTheirOwnChildren) {
   }
   SummaryOptions options;
   options.data_wait_pattern = "load";
+  options.max_profiled_steps = 1000;
   const std::string json = Profile(options, {frame});
   EXPECT_NE(json.find(R"("steps_seen":1000,"cycle_time_ns":999900,"data_wait_ns":100000,)"), std::string::npos)
       << json.substr(0, 400);
