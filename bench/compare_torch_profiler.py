@@ -51,8 +51,9 @@ directory, removed at exit. How busy the machine was with other work is
 printed with the results. Targets are printed and never asserted; the
 statistics, targets, tables and the Markdown section are in
 comparison_report.py. ``--variants`` adds diagnostics: ``smppy-annotations``
-(a session with every collector but the annotations off) and ``smppy-off``
-(the annotated loop with no session).
+(a session with every collector but the annotations off), ``smppy-noperf``
+(the default collection less the perf counters) and ``smppy-off`` (the
+annotated loop with no session).
 """
 
 from __future__ import annotations
@@ -202,6 +203,7 @@ VARIANTS = {
     "smppy-auto": "smppy automatic mode (TorchAutoSteps=1)",
     # Diagnostics, not run by default (--variants): where smppy's cost comes from.
     "smppy-annotations": "smppy, annotations only",
+    "smppy-noperf": "smppy without perf counters",
     "smppy-off": "smppy calls, not profiling",
 }
 DEFAULT_VARIANTS = ["none", "smppy", "smppy-auto", "torch"]
@@ -231,6 +233,8 @@ def smppy_config(spec: dict[str, Any], directory: str) -> dict[str, str]:
         config["TorchAutoSteps"] = "1"
     if spec["variant"] == "smppy-annotations":
         config.update(annotations_only_config())
+    if spec["variant"] == "smppy-noperf":
+        config["EnablePerf"] = "0"
     return config
 
 
@@ -407,6 +411,7 @@ SESSIONS: dict[str, type[Session]] = {
     "smppy-gpu": SmppySession,
     "smppy-auto": SmppyAutoSession,
     "smppy-annotations": SmppySession,
+    "smppy-noperf": SmppySession,
     "smppy-off": SmppyOffSession,
 }
 

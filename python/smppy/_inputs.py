@@ -41,8 +41,8 @@ def require_readable(summary: dict[str, Any], location: str) -> None:
         raise ValueError(f"no readable smprof trace under {location}: {reasons}")
 
 
-def add_pattern_arguments(parser: Any) -> None:
-    """The summary's two name patterns as options of an analysis command."""
+def add_summary_arguments(parser: Any) -> None:
+    """The summary's name patterns and step list length as options of an analysis command."""
     parser.add_argument(
         "--step-pattern",
         default=None,
@@ -53,4 +53,11 @@ def add_pattern_arguments(parser: Any) -> None:
         default=None,
         help="regex for annotations during which the host waits for input data "
         f"(full match; default {analysis.DEFAULT_DATA_WAIT_PATTERN})",
+    )
+    parser.add_argument(
+        "--max-profiled-steps",
+        type=int,
+        default=analysis.DEFAULT_MAX_PROFILED_STEPS,
+        help="steps per process listed one by one in the summary's step_profile "
+        f"(the totals count every step; default {analysis.DEFAULT_MAX_PROFILED_STEPS})",
     )

@@ -19,6 +19,7 @@ from smppy._parallel_summary import summary_text
 
 DEFAULT_STEP_PATTERN: str = _smppy.DEFAULT_STEP_PATTERN
 DEFAULT_DATA_WAIT_PATTERN: str = _smppy.DEFAULT_DATA_WAIT_PATTERN
+DEFAULT_MAX_PROFILED_STEPS: int = _smppy.DEFAULT_MAX_PROFILED_STEPS
 
 Progress = Callable[[int, int], None]
 
@@ -46,6 +47,7 @@ def summarize(
     top_k: int = 15,
     max_buckets: int = 200,
     reorder_window_ns: int = 5_000_000_000,
+    max_profiled_steps: int = DEFAULT_MAX_PROFILED_STEPS,
     progress: Progress | None = None,
     jobs: int | None = None,
     scheduler: str | None = None,
@@ -55,7 +57,9 @@ def summarize(
     docs/ANALYSIS.md specifies. ``progress(done_bytes, total_bytes)`` is called
     after each frame and each file (after each process stream on workers).
     ``data_wait_pattern`` (a regex, whole name; default ``InputWait``) names the
-    annotations during which the host waits for input data. Process streams are
+    annotations during which the host waits for input data. ``max_profiled_steps``:
+    the steps per process listed one by one in ``step_profile`` (the totals count
+    every step). Process streams are
     summarized on ``jobs`` worker processes (default: the usable cores; 1: in
     this process) or, with ``scheduler`` (``tcp://HOST:PORT``, default
     ``$SMPROF_DASK_SCHEDULER``), on an existing Dask cluster whose workers read
@@ -70,6 +74,7 @@ def summarize(
             "max_buckets": max_buckets,
             "reorder_window_ns": reorder_window_ns,
             "data_wait_pattern": data_wait_pattern or "",
+            "max_profiled_steps": max_profiled_steps,
         },
         jobs=jobs,
         scheduler=scheduler,
@@ -103,6 +108,7 @@ def partial_summary(
     top_k: int = 15,
     max_buckets: int = 200,
     reorder_window_ns: int = 5_000_000_000,
+    max_profiled_steps: int = DEFAULT_MAX_PROFILED_STEPS,
     progress: Progress | None = None,
 ) -> bytes:
     """The summary of some process streams of one job (from ``job_streams``) as a partial
@@ -117,6 +123,7 @@ def partial_summary(
         top_k=top_k,
         max_buckets=max_buckets,
         reorder_window_ns=reorder_window_ns,
+        max_profiled_steps=max_profiled_steps,
         progress=progress,
     )
 

@@ -9,7 +9,7 @@ import sys
 from typing import Any
 
 from smppy import analysis
-from smppy._inputs import add_pattern_arguments, require_readable, resolve_traces
+from smppy._inputs import add_summary_arguments, require_readable, resolve_traces
 from smppy._parallel_summary import add_worker_arguments
 from smppy._torch_auto import INPUT_WAIT
 from smppy.diagnose import diagnose
@@ -163,6 +163,7 @@ def cmd_summary(args: argparse.Namespace) -> int:
         path,
         step_pattern=args.step_pattern,
         data_wait_pattern=args.data_wait_pattern,
+        max_profiled_steps=args.max_profiled_steps,
         top_k=args.top,
         jobs=args.jobs,
         scheduler=args.scheduler,
@@ -183,7 +184,7 @@ def add_parser(subparsers: Any) -> None:
     p = subparsers.add_parser("summary", help="job summary: GPU/CPU use, kernels, steps, annotations, drops")
     p.add_argument("path", help="a trace file or a directory of them (searched recursively)")
     p.add_argument("--json", action="store_true", help="print the summary dict (docs/ANALYSIS.md) as JSON")
-    add_pattern_arguments(p)
+    add_summary_arguments(p)
     p.add_argument("--top", type=int, default=15, help="kernels and annotations to list (default 15)")
     add_worker_arguments(p)
     p.set_defaults(func=cmd_summary)

@@ -348,6 +348,7 @@ std::string SummaryBuilder::Write(const std::vector<std::string>& listing_warnin
       .Field("top_k", options_.top_k)
       .Field("max_buckets", options_.max_buckets)
       .Field("reorder_window_ns", options_.reorder_window_ns)
+      .Field("max_profiled_steps", options_.max_profiled_steps)
       .EndObject();
   WriteJob(out, job_span);
 

@@ -24,7 +24,7 @@ namespace {
 using smprof::analysis::SummaryOptions;
 
 SummaryOptions OptionsFrom(const std::string& step_pattern, const std::string& data_wait_pattern, int top_k,
-                           int max_buckets, std::int64_t reorder_window_ns) {
+                           int max_buckets, std::int64_t reorder_window_ns, std::int64_t max_profiled_steps) {
   SummaryOptions options;
   if (!step_pattern.empty()) options.step_pattern = step_pattern;
   if (!data_wait_pattern.empty()) options.data_wait_pattern = data_wait_pattern;
@@ -37,7 +37,11 @@ SummaryOptions OptionsFrom(const std::string& step_pattern, const std::string& d
   if (top_k < 0) throw py::value_error("top_k: must be >= 0, got " + std::to_string(top_k));
   if (max_buckets < 1) throw py::value_error("max_buckets: must be >= 1, got " + std::to_string(max_buckets));
   if (reorder_window_ns < 0) throw py::value_error("reorder_window_ns: must be >= 0");
+  if (max_profiled_steps < 0) {
+    throw py::value_error("max_profiled_steps: must be >= 0, got " + std::to_string(max_profiled_steps));
+  }
   options.top_k = top_k;
+  options.max_profiled_steps = max_profiled_steps;
   options.max_buckets = max_buckets;
   options.reorder_window_ns = reorder_window_ns;
   return options;
@@ -65,8 +69,9 @@ std::string WithoutGil(const SummaryOptions& options, Summarize summarize) {
 
 py::bytes Summarize(const std::vector<std::string>& paths, const std::string& step_pattern,
                     const std::string& data_wait_pattern, int top_k, int max_buckets, std::int64_t reorder_window_ns,
-                    const py::object& progress) {
-  const SummaryOptions options = OptionsFrom(step_pattern, data_wait_pattern, top_k, max_buckets, reorder_window_ns);
+                    std::int64_t max_profiled_steps, const py::object& progress) {
+  const SummaryOptions options =
+      OptionsFrom(step_pattern, data_wait_pattern, top_k, max_buckets, reorder_window_ns, max_profiled_steps);
   const auto report = ProgressFrom(progress);
   return py::bytes(WithoutGil(options, [&] { return smprof::analysis::SummarizeJob(paths, options, report); }));
 }
@@ -92,8 +97,10 @@ py::tuple JobStreams(const std::vector<std::string>& paths) {
 
 py::bytes PartialSummary(const std::vector<JobStream>& job_streams, const std::string& step_pattern,
                          const std::string& data_wait_pattern, int top_k, int max_buckets,
-                         std::int64_t reorder_window_ns, const py::object& progress) {
-  const SummaryOptions options = OptionsFrom(step_pattern, data_wait_pattern, top_k, max_buckets, reorder_window_ns);
+                         std::int64_t reorder_window_ns, std::int64_t max_profiled_steps,
+                         const py::object& progress) {
+  const SummaryOptions options =
+      OptionsFrom(step_pattern, data_wait_pattern, top_k, max_buckets, reorder_window_ns, max_profiled_steps);
   std::vector<smprof::analysis::ProcessStream> streams;
   std::int64_t origin_ns = job_streams.empty() ? 0 : job_streams.front().origin_ns;
   for (const JobStream& s : job_streams) {
@@ -243,7 +250,8 @@ py::tuple ReadTables(const std::vector<std::string>& paths, const std::string& s
 void BindAnalysis(py::module_& m) {
   m.def("summarize", &Summarize, py::arg("paths"), py::arg("step_pattern") = "", py::arg("data_wait_pattern") = "",
         py::arg("top_k") = 15, py::arg("max_buckets") = 200,
-        py::arg("reorder_window_ns") = SummaryOptions().reorder_window_ns, py::arg("progress") = py::none(),
+        py::arg("reorder_window_ns") = SummaryOptions().reorder_window_ns,
+        py::arg("max_profiled_steps") = SummaryOptions().max_profiled_steps, py::arg("progress") = py::none(),
         "The job summary of the trace files under `paths` as JSON text (docs/ANALYSIS.md); "
         "progress(done_bytes, total_bytes) is called after each frame and each file.");
   m.def("read_tables", &ReadTables, py::arg("paths"), py::arg("step_pattern") = "",
@@ -292,7 +300,8 @@ void BindAnalysis(py::module_& m) {
         "reading order, and the files skipped (unreadable headers); only the headers are read.");
   m.def("partial_summary", &PartialSummary, py::arg("streams"), py::arg("step_pattern") = "",
         py::arg("data_wait_pattern") = "", py::arg("top_k") = 15, py::arg("max_buckets") = 200,
-        py::arg("reorder_window_ns") = SummaryOptions().reorder_window_ns, py::arg("progress") = py::none(),
+        py::arg("reorder_window_ns") = SummaryOptions().reorder_window_ns,
+        py::arg("max_profiled_steps") = SummaryOptions().max_profiled_steps, py::arg("progress") = py::none(),
         "The partial summary (bytes) of some process streams of one job.");
   m.def("merge_partial_summaries", &MergePartialSummaries, py::arg("partials"),
         "One partial summary (bytes) holding every stream of `partials`.");
@@ -300,6 +309,7 @@ void BindAnalysis(py::module_& m) {
         "The job summary of a partial as JSON text; `warnings`: job_streams' warnings.");
   m.attr("DEFAULT_STEP_PATTERN") = smprof::analysis::kDefaultStepPattern;
   m.attr("DEFAULT_DATA_WAIT_PATTERN") = smprof::analysis::kDefaultDataWaitPattern;
+  m.attr("DEFAULT_MAX_PROFILED_STEPS") = SummaryOptions().max_profiled_steps;
 }
 
 }  // namespace smppy

@@ -207,6 +207,28 @@ def test_steps_per_rank_and_rotated_stream(tmp_path: Path) -> None:
     ]
 
 
+def test_max_profiled_steps_bounds_the_step_list_not_the_totals(tmp_path: Path, capsys) -> None:
+    write_job(tmp_path)
+
+    def profile(summary: dict) -> dict[int, tuple[int, list[int]]]:
+        return {
+            p["rank"]: (p["steps_seen"], [x["step"] for x in p["steps"]])
+            for p in summary["step_profile"]["per_rank"]
+        }
+
+    full = analysis.summarize(tmp_path)
+    assert full["options"]["max_profiled_steps"] == analysis.DEFAULT_MAX_PROFILED_STEPS
+    assert profile(full) == {0: (3, [40, 41, 42]), 1: (2, [0, 1])}
+    one = analysis.summarize(tmp_path, max_profiled_steps=1)
+    assert one["options"]["max_profiled_steps"] == one["step_profile"]["max_profiled_steps"] == 1
+    assert profile(one) == {0: (3, [40]), 1: (2, [0])}
+    assert one["steps"] == full["steps"]
+    assert main(["summary", str(tmp_path), "--json", "--max-profiled-steps", "2"]) == 0
+    assert profile(json.loads(capsys.readouterr().out)) == {0: (3, [40, 41]), 1: (2, [0, 1])}
+    with pytest.raises(ValueError, match="max_profiled_steps"):
+        analysis.summarize(tmp_path, max_profiled_steps=-1)
+
+
 def test_unnumbered_steps_are_numbered_by_ordinal_and_pattern_is_configurable(tmp_path: Path) -> None:
     f = frame(0)
     st.add_annotations(

@@ -10,7 +10,7 @@ import textwrap
 from typing import Any
 
 from smppy import analysis
-from smppy._inputs import add_pattern_arguments, require_readable, resolve_traces
+from smppy._inputs import add_summary_arguments, require_readable, resolve_traces
 from smppy.diagnose import Finding, diagnose
 from smppy.diagnose.steps import ms
 
@@ -44,7 +44,10 @@ def print_findings(findings: list[Finding], limit: int | None = None) -> None:
 def cmd_diagnose(args: argparse.Namespace) -> int:
     path = resolve_traces(args.path)
     summary = analysis.summarize(
-        path, step_pattern=args.step_pattern, data_wait_pattern=args.data_wait_pattern
+        path,
+        step_pattern=args.step_pattern,
+        data_wait_pattern=args.data_wait_pattern,
+        max_profiled_steps=args.max_profiled_steps,
     )
     require_readable(summary, args.path)
     findings = diagnose(summary)
@@ -63,5 +66,5 @@ def add_parser(subparsers: Any) -> None:
     p = subparsers.add_parser("diagnose", help="why the run is slow and what to change, most costly first")
     p.add_argument("path", help="a trace file, a directory of them (searched recursively) or s3://...")
     p.add_argument("--json", action="store_true", help="print the findings as JSON")
-    add_pattern_arguments(p)
+    add_summary_arguments(p)
     p.set_defaults(func=cmd_diagnose)
