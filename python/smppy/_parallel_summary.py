@@ -58,13 +58,31 @@ def _merge_as_they_come(
     return _smppy.merge_partial_summaries(pending)
 
 
+def _single_threaded() -> bool:
+    """True when this process runs one thread (Python's and native ones alike)."""
+    try:
+        return len(os.listdir("/proc/self/task")) == 1
+    except OSError:
+        return False
+
+
+def worker_context() -> Any:
+    """How worker processes start: forked from this process when it runs a single thread
+    (``smprof summary``: a worker is ready in a millisecond, smppy already imported), else
+    from a forkserver, so that a threaded process (a training job, a notebook with
+    background threads) is never forked with locks held by threads the child would lack.
+    A forkserver starts a fresh interpreter and imports smppy first (~0.1-0.2 s)."""
+    if _single_threaded():
+        return multiprocessing.get_context("fork")
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload([__name__])  # workers start with smppy imported
+    return context
+
+
 def _on_local_workers(
     streams: Sequence[Any], options: dict[str, Any], jobs: int
 ) -> Iterable[tuple[Any, bytes]]:
-    # forkserver: the workers never fork this (possibly threaded) process itself.
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload([__name__])  # workers start with smppy imported
-    with ProcessPoolExecutor(max_workers=min(jobs, len(streams)), mp_context=context) as pool:
+    with ProcessPoolExecutor(max_workers=min(jobs, len(streams)), mp_context=worker_context()) as pool:
         futures = {pool.submit(stream_partial, stream, options): stream for stream in streams}
         try:
             for future in as_completed(futures):

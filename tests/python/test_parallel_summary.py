@@ -10,6 +10,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -36,9 +37,13 @@ def job(tmp_path: Path) -> list[str]:
     return [str(synthetic_gpu_job(tmp_path / "job"))]
 
 
+@pytest.mark.parametrize("start", ["fork", "forkserver"])
 @pytest.mark.parametrize("merge_batch", [1, 32])  # 1: the running result merged with each partial
-def test_local_workers_give_the_in_process_bytes(job: list[str], merge_batch: int, monkeypatch) -> None:
+def test_local_workers_give_the_in_process_bytes(
+    job: list[str], merge_batch: int, start: str, monkeypatch
+) -> None:
     monkeypatch.setattr(_parallel_summary, "MERGE_BATCH", merge_batch)
+    monkeypatch.setattr(_parallel_summary, "_single_threaded", lambda: start == "fork")
     reported: list[tuple[int, int]] = []
     text = _parallel_summary.summary_text(
         job, OPTIONS, jobs=2, scheduler=None, progress=lambda done, total: reported.append((done, total))
@@ -47,6 +52,20 @@ def test_local_workers_give_the_in_process_bytes(job: list[str], merge_batch: in
     assert json.loads(text)["warnings"]  # the damaged files of the job are still named
     streams = analysis.job_streams(job).streams
     assert len(reported) == len(streams) and reported[-1][0] == reported[-1][1]
+
+
+def test_workers_are_forks_only_of_a_single_threaded_process() -> None:
+    code = "from smppy import _parallel_summary as p; print(p.worker_context().get_start_method())"
+    alone = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert alone.stdout.strip() == "fork"
+    release = threading.Event()
+    waiting = threading.Thread(target=release.wait)
+    waiting.start()
+    try:
+        assert _parallel_summary.worker_context().get_start_method() == "forkserver"
+    finally:
+        release.set()
+        waiting.join()
 
 
 def test_summarize_defaults_to_the_usable_cores_and_takes_jobs(job: list[str], monkeypatch) -> None:
