@@ -7,28 +7,18 @@ them as they arrive, so it holds one merged partial at a time."""
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
-from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from smppy import _smppy
+from smppy._local_workers import IN_PROCESS_BELOW_BYTES, add_jobs_argument, on_local_workers, usable_cores
 
 SCHEDULER_ENV = "SMPROF_DASK_SCHEDULER"
-# Without an explicit ``jobs``, jobs of fewer trace bytes are summarized in this process:
-# starting worker processes costs more than it saves (bench/scale_benchmark.py --quick).
-IN_PROCESS_BELOW_BYTES = 4 << 20
 # Partials held in the parent before they are merged into the running result.
 MERGE_BATCH = 32
 
 Progress = Callable[[int, int], None]
-
-
-def usable_cores() -> int:
-    """The cores this process may run on (its CPU affinity), the default ``jobs``."""
-    return len(os.sched_getaffinity(0))
 
 
 def scheduler_from_env(scheduler: str | None) -> str | None:
@@ -58,40 +48,10 @@ def _merge_as_they_come(
     return _smppy.merge_partial_summaries(pending)
 
 
-def _single_threaded() -> bool:
-    """True when this process runs one thread (Python's and native ones alike)."""
-    try:
-        return len(os.listdir("/proc/self/task")) == 1
-    except OSError:
-        return False
-
-
-def worker_context() -> Any:
-    """How worker processes start: forked from this process when it runs a single thread
-    (``smprof summary``: a worker is ready in a millisecond, smppy already imported), else
-    from a forkserver, so that a threaded process (a training job, a notebook with
-    background threads) is never forked with locks held by threads the child would lack.
-    A forkserver starts a fresh interpreter and imports smppy first (~0.1-0.2 s)."""
-    if _single_threaded():
-        return multiprocessing.get_context("fork")
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload([__name__])  # workers start with smppy imported
-    return context
-
-
 def _on_local_workers(
     streams: Sequence[Any], options: dict[str, Any], jobs: int
 ) -> Iterable[tuple[Any, bytes]]:
-    with ProcessPoolExecutor(max_workers=min(jobs, len(streams)), mp_context=worker_context()) as pool:
-        futures = {pool.submit(stream_partial, stream, options): stream for stream in streams}
-        try:
-            for future in as_completed(futures):
-                yield futures[future], future.result()
-        except BrokenProcessPool as error:
-            raise RuntimeError(
-                "a summary worker process ended abruptly (killed, or out of memory); "
-                "run with jobs=1 (--jobs 1) to summarize in this process"
-            ) from error
+    return on_local_workers(stream_partial, streams, jobs, work="summary", options=options)
 
 
 def _on_dask(streams: Sequence[Any], options: dict[str, Any], scheduler: str) -> Iterable[tuple[Any, bytes]]:
@@ -145,12 +105,7 @@ def summary_text(
 
 def add_worker_arguments(parser: Any) -> None:
     """``--jobs`` and ``--scheduler`` for the commands that summarize a job."""
-    parser.add_argument(
-        "--jobs",
-        type=int,
-        default=None,
-        help="worker processes that summarize streams (default: the usable cores from 4 MiB of traces)",
-    )
+    add_jobs_argument(parser, "summarize streams")
     parser.add_argument(
         "--scheduler",
         default=None,

@@ -17,6 +17,7 @@ from typing import Any
 
 from smppy import _smppy
 from smppy._inputs import resolve_traces
+from smppy._local_workers import add_jobs_argument
 from smppy.parquet_export import DEFAULT_BATCH_ROWS, export_parquet
 from smppy.trace import find_trace_files
 
@@ -138,7 +139,7 @@ def cmd_export_parquet(args: argparse.Namespace) -> int:
     if timeline_only:
         raise ValueError(f"{', '.join(timeline_only)}: only for the timeline formats (chrome, perfetto)")
     output = args.output or DEFAULT_OUTPUT["parquet"]
-    result = export_parquet(args.path, output, batch_rows=args.batch_rows)
+    result = export_parquet(args.path, output, batch_rows=args.batch_rows, jobs=args.jobs)
     for warning in result["warnings"]:
         print(f"smprof: warning: {warning}", file=sys.stderr)
     rows = ", ".join(f"{table} {n}" for table, n in result["rows"].items())
@@ -152,6 +153,8 @@ def cmd_export_parquet(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     if args.format == "parquet":
         return cmd_export_parquet(args)
+    if args.jobs is not None:
+        raise ValueError("--jobs: only for --format parquet (a timeline is written by one process)")
     ranks = parse_int_ranges(args.ranks, "--ranks") if args.ranks else None
     steps = None
     if args.steps:
@@ -225,4 +228,5 @@ def add_parser(subparsers: Any) -> None:
         default=DEFAULT_BATCH_ROWS,
         help="parquet: most rows of a table held in memory and written as one row group",
     )
+    add_jobs_argument(p, "write the parquet part files of the process streams")
     p.set_defaults(func=cmd_export)

@@ -6,17 +6,25 @@ The C++ batch reader (``_smppy.read_table_batches``) hands over the rows in batc
 that stream's part file (``OUT/<table>/host=H/rank=R/part-<pid>-<session>.parquet``), so memory stays
 bounded by the batch size whatever the job's size. Every stream writes a part file for every table, empty
 ones too, so each dataset exists and carries its schema even when no process recorded that table.
+
+With ``jobs`` (``--jobs``) the process streams are spread over worker processes (``_local_workers.py``, the
+summary's rule: by default the usable cores, in this process below 4 MiB of traces): each worker writes the
+part files of the streams it is given, with the same batches and bounded memory, so the datasets hold the
+same files and rows as an export in one process.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 from smppy import _smppy
 from smppy._inputs import resolve_traces
+from smppy._local_workers import IN_PROCESS_BELOW_BYTES, on_local_workers, usable_cores
 from smppy.analysis import TABLES
 
 # The hive partition keys, in path order: they are in the folder names, not in the files.
@@ -85,32 +93,19 @@ class _StreamWriters:
         self._open.clear()
 
 
-def export_parquet(
-    location: str | os.PathLike[str],
-    output: str | os.PathLike[str],
-    *,
-    tables: tuple[str, ...] = TABLES,
-    step_pattern: str | None = None,
-    batch_rows: int = DEFAULT_BATCH_ROWS,
+def _write_tables(
+    read_table_batches: Callable[..., list[str]],
+    out: Path,
+    tables: tuple[str, ...],
+    step_pattern: str,
+    batch_rows: int,
 ) -> dict[str, Any]:
-    """Writes the ``tables`` of the traces at ``location`` under the folder ``output`` (created; it must not
-    hold any of the tables yet) and returns ``{"rows": {table: n}, "files", "streams", "warnings"}``."""
-    unknown = set(tables) - set(TABLES)
-    if unknown:
-        raise ValueError(f"tables: unknown {sorted(unknown)}; valid: {', '.join(TABLES)}")
-    if batch_rows < 1:
-        raise ValueError(f"batch_rows: must be >= 1, got {batch_rows}")
-    path = resolve_traces(os.fspath(location))
-    out = Path(output)
-    for table in tables:
-        if (out / table).exists():
-            raise ValueError(f"{out / table} already exists: export into a new folder")
-    out.mkdir(parents=True, exist_ok=True)
-    writers = _StreamWriters(out, tuple(tables))
+    """Writes the part files of the streams that ``read_table_batches`` (``_smppy.read_table_batches`` or
+    ``read_stream_table_batches``, its first argument bound) reads; export_parquet's result."""
+    writers = _StreamWriters(out, tables)
     try:
-        warnings = _smppy.read_table_batches(
-            [os.fspath(path)],
-            step_pattern=step_pattern or "",
+        warnings = read_table_batches(
+            step_pattern=step_pattern,
             tables=set(tables),
             batch_rows=batch_rows,
             on_batch=writers.batch,
@@ -124,3 +119,62 @@ def export_parquet(
         "streams": writers.streams,
         "warnings": list(warnings),
     }
+
+
+def export_stream(
+    stream: Any, out: Path, tables: tuple[str, ...], step_pattern: str, batch_rows: int
+) -> dict[str, Any]:
+    """The part files of one process stream (``_smppy.ProcessStream``): what a worker runs."""
+    return _write_tables(
+        partial(_smppy.read_stream_table_batches, [stream]), out, tables, step_pattern, batch_rows
+    )
+
+
+def _on_workers(
+    streams: list[Any], job_warnings: list[str], jobs: int, out: Path, options: dict[str, Any]
+) -> dict[str, Any]:
+    done = dict(on_local_workers(export_stream, streams, jobs, work="export", out=out, **options))
+    results = [done[stream] for stream in streams]  # warnings in the order of an export in one process
+    return {
+        "rows": {table: sum(r["rows"][table] for r in results) for table in options["tables"]},
+        "files": sum(r["files"] for r in results),
+        "streams": sum(r["streams"] for r in results),
+        "warnings": job_warnings + [warning for r in results for warning in r["warnings"]],
+    }
+
+
+def export_parquet(
+    location: str | os.PathLike[str],
+    output: str | os.PathLike[str],
+    *,
+    tables: tuple[str, ...] = TABLES,
+    step_pattern: str | None = None,
+    batch_rows: int = DEFAULT_BATCH_ROWS,
+    jobs: int | None = None,
+) -> dict[str, Any]:
+    """Writes the ``tables`` of the traces at ``location`` under the folder ``output`` (created; it must not
+    hold any of the tables yet) and returns ``{"rows": {table: n}, "files", "streams", "warnings"}``.
+
+    ``jobs``: worker processes, one process stream at a time each (default: the usable cores, from 4 MiB of
+    traces); 1 exports in this process. The files and rows are the same whichever way."""
+    unknown = set(tables) - set(TABLES)
+    if unknown:
+        raise ValueError(f"tables: unknown {sorted(unknown)}; valid: {', '.join(TABLES)}")
+    if batch_rows < 1:
+        raise ValueError(f"batch_rows: must be >= 1, got {batch_rows}")
+    if jobs is not None and jobs < 1:
+        raise ValueError(f"jobs must be at least 1, not {jobs}")
+    path = resolve_traces(os.fspath(location))
+    out = Path(output)
+    for table in tables:
+        if (out / table).exists():
+            raise ValueError(f"{out / table} already exists: export into a new folder")
+    out.mkdir(parents=True, exist_ok=True)
+    options = {"tables": tuple(tables), "step_pattern": step_pattern or "", "batch_rows": batch_rows}
+    workers = jobs if jobs is not None else usable_cores()
+    if workers > 1:
+        streams, job_warnings = _smppy.job_streams([os.fspath(path)])
+        small = jobs is None and sum(stream.bytes for stream in streams) < IN_PROCESS_BELOW_BYTES
+        if len(streams) > 1 and not small:
+            return _on_workers(streams, list(job_warnings), workers, out, options)
+    return _write_tables(partial(_smppy.read_table_batches, [os.fspath(path)]), out, **options)

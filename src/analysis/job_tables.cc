@@ -296,16 +296,22 @@ JobTables EmptyJobTables() {
   return tables;
 }
 
-void ReadJobTableBatches(const std::vector<std::string>& paths, const std::string& step_pattern,
-                         const std::set<std::string>& wanted, std::size_t batch_rows, const TableBatchSink& on_batch,
-                         const StreamEndSink& on_stream_end, std::vector<std::string>* warnings) {
+void ReadStreamTableBatches(const std::vector<ProcessStream>& streams, const std::string& step_pattern,
+                            const std::set<std::string>& wanted, std::size_t batch_rows, const TableBatchSink& on_batch,
+                            const StreamEndSink& on_stream_end, std::vector<std::string>* warnings) {
   if (batch_rows == 0) throw std::invalid_argument("batch_rows: must be >= 1");
   JobTables tables;
   TableBuilder builder(step_pattern, wanted, &tables, batch_rows, on_batch, on_stream_end);
-  JobReader reader(paths);
-  reader.Read(builder);
-  *warnings = reader.warnings();
+  for (const ProcessStream& stream : streams) ReadStream(stream, builder, warnings);
   warnings->insert(warnings->end(), builder.warnings.begin(), builder.warnings.end());
+}
+
+void ReadJobTableBatches(const std::vector<std::string>& paths, const std::string& step_pattern,
+                         const std::set<std::string>& wanted, std::size_t batch_rows, const TableBatchSink& on_batch,
+                         const StreamEndSink& on_stream_end, std::vector<std::string>* warnings) {
+  const JobReader reader(paths);
+  *warnings = reader.warnings();
+  ReadStreamTableBatches(reader.streams(), step_pattern, wanted, batch_rows, on_batch, on_stream_end, warnings);
 }
 
 }  // namespace smprof::analysis

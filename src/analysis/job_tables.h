@@ -69,4 +69,11 @@ void ReadJobTableBatches(const std::vector<std::string>& paths, const std::strin
                          const std::set<std::string>& wanted, std::size_t batch_rows, const TableBatchSink& on_batch,
                          const StreamEndSink& on_stream_end, std::vector<std::string>* warnings);
 
+// ReadJobTableBatches for some process streams of a job (JobReader::streams,
+// as smppy hands them to worker processes): their rows in the same order and
+// batches. Damaged files and frames add to `warnings`.
+void ReadStreamTableBatches(const std::vector<ProcessStream>& streams, const std::string& step_pattern,
+                            const std::set<std::string>& wanted, std::size_t batch_rows, const TableBatchSink& on_batch,
+                            const StreamEndSink& on_stream_end, std::vector<std::string>* warnings);
+
 }  // namespace smprof::analysis

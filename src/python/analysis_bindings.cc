@@ -201,28 +201,54 @@ py::dict StreamDict(const smprof::analysis::ProcessStream& stream) {
   return out;
 }
 
-std::vector<std::string> ReadTableBatches(const std::vector<std::string>& paths, const std::string& step_pattern,
-                                          const std::set<std::string>& tables_wanted, std::size_t batch_rows,
-                                          const py::function& on_batch, const py::function& on_stream_end) {
+// Hands `read`'s batches to the Python callbacks; `read(pattern, batch, stream_end, warnings)` runs
+// without the GIL.
+template <typename Read>
+std::vector<std::string> TableBatches(const std::string& step_pattern, std::size_t batch_rows,
+                                      const py::function& on_batch, const py::function& on_stream_end, Read read) {
   const std::string pattern = step_pattern.empty() ? smprof::analysis::kDefaultStepPattern : step_pattern;
   if (batch_rows == 0) throw py::value_error("batch_rows: must be >= 1");
-  const auto batch = [&on_batch](const std::string& table, const smprof::analysis::ProcessStream& stream,
-                                 const smprof::analysis::ColumnTable& rows) {
+  const smprof::analysis::TableBatchSink batch = [&on_batch](const std::string& table,
+                                                             const smprof::analysis::ProcessStream& stream,
+                                                             const smprof::analysis::ColumnTable& rows) {
     py::gil_scoped_acquire gil;
     on_batch(table, StreamDict(stream), BatchColumns(rows));
   };
-  const auto stream_end = [&on_stream_end](const smprof::analysis::ProcessStream& stream) {
+  const smprof::analysis::StreamEndSink stream_end = [&on_stream_end](const smprof::analysis::ProcessStream& stream) {
     py::gil_scoped_acquire gil;
     on_stream_end(StreamDict(stream));
   };
   std::vector<std::string> warnings;
   try {
     py::gil_scoped_release release;
-    smprof::analysis::ReadJobTableBatches(paths, pattern, tables_wanted, batch_rows, batch, stream_end, &warnings);
+    read(pattern, batch, stream_end, &warnings);
   } catch (const std::regex_error& e) {
     throw py::value_error("step_pattern: not a valid regular expression (" + std::string(e.what()) + "): " + pattern);
   }
   return warnings;
+}
+
+std::vector<std::string> ReadTableBatches(const std::vector<std::string>& paths, const std::string& step_pattern,
+                                          const std::set<std::string>& tables_wanted, std::size_t batch_rows,
+                                          const py::function& on_batch, const py::function& on_stream_end) {
+  return TableBatches(step_pattern, batch_rows, on_batch, on_stream_end,
+                      [&](const std::string& pattern, const auto& batch, const auto& stream_end, auto* warnings) {
+                        smprof::analysis::ReadJobTableBatches(paths, pattern, tables_wanted, batch_rows, batch,
+                                                              stream_end, warnings);
+                      });
+}
+
+std::vector<std::string> ReadStreamTableBatches(const std::vector<JobStream>& job_streams,
+                                                const std::string& step_pattern,
+                                                const std::set<std::string>& tables_wanted, std::size_t batch_rows,
+                                                const py::function& on_batch, const py::function& on_stream_end) {
+  std::vector<smprof::analysis::ProcessStream> streams;
+  for (const JobStream& s : job_streams) streams.push_back(s.stream);
+  return TableBatches(step_pattern, batch_rows, on_batch, on_stream_end,
+                      [&](const std::string& pattern, const auto& batch, const auto& stream_end, auto* warnings) {
+                        smprof::analysis::ReadStreamTableBatches(streams, pattern, tables_wanted, batch_rows, batch,
+                                                                 stream_end, warnings);
+                      });
 }
 
 py::tuple ReadTables(const std::vector<std::string>& paths, const std::string& step_pattern,
@@ -295,6 +321,11 @@ void BindAnalysis(py::module_& m) {
             s.stream = smprof::analysis::DecodeStream(std::string(bytes), &s.origin_ns);
             return s;
           }));
+  m.def("read_stream_table_batches", &ReadStreamTableBatches, py::arg("streams"), py::arg("step_pattern") = "",
+        py::arg("tables") = std::set<std::string>(), py::arg("batch_rows") = 65536, py::arg("on_batch"),
+        py::arg("on_stream_end"),
+        "read_table_batches for some process streams of a job (ProcessStream, from job_streams): what a "
+        "worker process of a parallel Parquet export reads.");
   m.def("job_streams", &JobStreams, py::arg("paths"),
         "(streams, warnings): the trace files under `paths` grouped into process streams (ProcessStream), in "
         "reading order, and the files skipped (unreadable headers); only the headers are read.");

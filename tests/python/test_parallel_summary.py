@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import worker_crash
 from conftest import REPO
-from smppy import _parallel_summary, analysis
+from smppy import _local_workers, _parallel_summary, analysis
 from test_analysis_partials import synthetic_gpu_job
 from test_cli import smprof
 
@@ -43,7 +43,7 @@ def test_local_workers_give_the_in_process_bytes(
     job: list[str], merge_batch: int, start: str, monkeypatch
 ) -> None:
     monkeypatch.setattr(_parallel_summary, "MERGE_BATCH", merge_batch)
-    monkeypatch.setattr(_parallel_summary, "_single_threaded", lambda: start == "fork")
+    monkeypatch.setattr(_local_workers, "_single_threaded", lambda: start == "fork")
     reported: list[tuple[int, int]] = []
     text = _parallel_summary.summary_text(
         job, OPTIONS, jobs=2, scheduler=None, progress=lambda done, total: reported.append((done, total))
@@ -55,14 +55,14 @@ def test_local_workers_give_the_in_process_bytes(
 
 
 def test_workers_are_forks_only_of_a_single_threaded_process() -> None:
-    code = "from smppy import _parallel_summary as p; print(p.worker_context().get_start_method())"
+    code = "from smppy import _local_workers as w; print(w.worker_context('smppy').get_start_method())"
     alone = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert alone.stdout.strip() == "fork"
     release = threading.Event()
     waiting = threading.Thread(target=release.wait)
     waiting.start()
     try:
-        assert _parallel_summary.worker_context().get_start_method() == "forkserver"
+        assert _local_workers.worker_context("smppy").get_start_method() == "forkserver"
     finally:
         release.set()
         waiting.join()

@@ -18,8 +18,9 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 import table_job
+import worker_crash
 from conftest import REPO
-from smppy import _smppy, analysis, cli
+from smppy import _smppy, analysis, cli, parquet_export
 from smppy.analysis import TABLES
 from smppy.parquet_export import PARTITION_COLUMNS, _StreamWriters, export_parquet
 
@@ -157,6 +158,86 @@ def test_cli_refuses_an_existing_dataset_and_timeline_options(gpu_job, tmp_path:
     assert "--ranks: only for the timeline formats" in capsys.readouterr().err
     assert cli.main(["export", str(traces), "--format", "parquet", "-o", str(tmp_path / "q")]) == 0
     assert re.search(r"kernels 156.* from 5 process stream\(s\), 30 file\(s\)", capsys.readouterr().out)
+
+
+def part_files(out: Path) -> dict[str, tuple[object, int]]:
+    """Every part file under ``out`` by its path: its rows (an Arrow table) and row groups."""
+    return {
+        path.relative_to(out).as_posix(): (pq.read_table(path), pq.ParquetFile(path).metadata.num_row_groups)
+        for path in sorted(out.rglob("*.parquet"))
+    }
+
+
+@pytest.mark.parametrize("job", ["gpu_job", "torch_job"])
+def test_workers_write_the_files_and_rows_of_one_process(job: str, request, tmp_path: Path) -> None:
+    """--jobs 2: each worker writes its streams' part files; the same files, row groups and rows as
+    the export in one process, and the same datasets read back."""
+    traces, _ = request.getfixturevalue(job)
+    one = export_parquet(traces, tmp_path / "one", batch_rows=5, jobs=1)
+    two = export_parquet(traces, tmp_path / "two", batch_rows=5, jobs=2)
+    assert {key: two[key] for key in ("rows", "files", "streams")} == {
+        key: one[key] for key in ("rows", "files", "streams")
+    }
+    assert sorted(two["warnings"]) == sorted(one["warnings"])
+    assert one["streams"] >= 2 and sum(one["rows"].values()) > 0
+    serial, parallel = part_files(tmp_path / "one"), part_files(tmp_path / "two")
+    assert sorted(parallel) == sorted(serial)
+    for path, (table, row_groups) in serial.items():
+        assert parallel[path][0].equals(table), path
+        assert parallel[path][1] == row_groups, path
+    for table in TABLES:
+        columns = list(read_pandas(tmp_path / "one", table).columns)
+        assert rows(read_pandas(tmp_path / "two", table), columns) == rows(
+            read_pandas(tmp_path / "one", table), columns
+        ), table
+
+
+def test_export_defaults_to_the_usable_cores_from_4_mib(gpu_job, tmp_path: Path, monkeypatch) -> None:
+    traces, _ = gpu_job
+    pools: list[int] = []
+    on_local_workers = parquet_export.on_local_workers
+
+    def counted(task, items, jobs, **arguments):
+        pools.append(jobs)
+        return on_local_workers(task, items, jobs, **arguments)
+
+    monkeypatch.setattr(parquet_export, "on_local_workers", counted)
+    monkeypatch.setattr(parquet_export, "usable_cores", lambda: 2)
+    export_parquet(traces, tmp_path / "small")  # a small job: in this process
+    assert pools == []
+    monkeypatch.setattr(parquet_export, "IN_PROCESS_BELOW_BYTES", 0)
+    export_parquet(traces, tmp_path / "cores")
+    export_parquet(traces, tmp_path / "three", jobs=3)
+    export_parquet(traces, tmp_path / "one", jobs=1)
+    assert pools == [2, 3]
+    assert sorted(part_files(tmp_path / "cores")) == sorted(part_files(tmp_path / "one"))
+    with pytest.raises(ValueError, match="jobs must be at least 1"):
+        export_parquet(traces, tmp_path / "zero", jobs=0)
+
+
+def test_a_worker_that_dies_or_fails_stops_the_export_with_a_clear_error(
+    gpu_job, tmp_path: Path, monkeypatch
+) -> None:
+    traces, _ = gpu_job
+    monkeypatch.setattr(parquet_export, "export_stream", worker_crash.kill_this_process)
+    with pytest.raises(RuntimeError, match="worker process ended abruptly during the export.*--jobs 1"):
+        export_parquet(traces, tmp_path / "killed", jobs=2)
+    monkeypatch.setattr(parquet_export, "export_stream", worker_crash.disk_full)
+    with pytest.raises(OSError, match="No space left on device"):
+        export_parquet(traces, tmp_path / "full", jobs=2)
+
+
+def test_cli_jobs(gpu_job, tmp_path: Path, capsys) -> None:
+    traces, _ = gpu_job
+    printed = []
+    for jobs in ("1", "2"):
+        out = tmp_path / jobs
+        assert cli.main(["export", str(traces), "--format", "parquet", "-o", str(out), "--jobs", jobs]) == 0
+        printed.append(capsys.readouterr().out.replace(str(out), "OUT"))
+    assert printed[0] == printed[1]
+    assert "from 5 process stream(s), 30 file(s)" in printed[1]
+    assert cli.main(["export", str(traces), "-o", str(tmp_path / "t.json"), "--jobs", "2"]) == 2
+    assert "--jobs: only for --format parquet" in capsys.readouterr().err
 
 
 def test_docs_queries(gpu_job: tuple[Path, Path]) -> None:

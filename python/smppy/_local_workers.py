@@ -1,0 +1,78 @@
+"""Work on a job's process streams spread over worker processes of this machine: what the
+summary, the report (``_parallel_summary.py``) and the Parquet export (``parquet_export.py``)
+share. Workers receive streams (paths, never trace bytes) and read their files themselves."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any
+
+# Without an explicit ``jobs``, jobs of fewer trace bytes are handled in this process:
+# starting worker processes costs more than it saves (bench/scale_benchmark.py --quick).
+IN_PROCESS_BELOW_BYTES = 4 << 20
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity), the default ``jobs``."""
+    return len(os.sched_getaffinity(0))
+
+
+def _single_threaded() -> bool:
+    """True when this process runs one thread (Python's and native ones alike)."""
+    try:
+        return len(os.listdir("/proc/self/task")) == 1
+    except OSError:
+        return False
+
+
+def worker_context(preload: str) -> Any:
+    """How worker processes start: forked from this process when it runs a single thread
+    (``smprof summary``: a worker is ready in a millisecond, smppy already imported), else
+    from a forkserver, so that a threaded process (a training job, a notebook with
+    background threads) is never forked with locks held by threads the child would lack.
+    A forkserver starts a fresh interpreter and imports the module ``preload`` first (~0.1-0.2 s
+    for smppy)."""
+    if _single_threaded():
+        return multiprocessing.get_context("fork")
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload([preload])
+    return context
+
+
+def on_local_workers(
+    task: Callable[..., Any], items: Sequence[Any], jobs: int, *, work: str, **arguments: Any
+) -> Iterable[tuple[Any, Any]]:
+    """``(item, task(item, **arguments))`` for each of ``items``, computed on ``jobs`` worker
+    processes (at most one per item), in the order they finish. A worker's exception is raised
+    here, once the items being worked on are done (the others are not started); a worker that
+    dies is a RuntimeError naming ``work`` ("summary", "export")."""
+    context = worker_context(task.__module__)  # workers start with the task's module imported
+    with ProcessPoolExecutor(max_workers=min(jobs, len(items)), mp_context=context) as pool:
+        futures: dict[Any, Any] = {}
+        try:  # a worker may die while the items are still being submitted
+            for item in items:
+                futures[pool.submit(task, item, **arguments)] = item
+            for future in as_completed(futures):
+                yield futures[future], future.result()
+        except BrokenProcessPool as error:
+            raise RuntimeError(
+                f"a worker process ended abruptly during the {work} (killed, or out of memory); "
+                f"run with jobs=1 (--jobs 1) to do the {work} in this process"
+            ) from error
+        finally:  # an error (or a caller that stops early) does not wait for the items not started
+            for future in futures:
+                future.cancel()
+
+
+def add_jobs_argument(parser: Any, work: str) -> None:
+    """``--jobs``: the worker processes that do ``work`` on the job's streams."""
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=None,
+        help=f"worker processes that {work} (default: the usable cores from 4 MiB of traces)",
+    )
