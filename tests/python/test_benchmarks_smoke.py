@@ -31,3 +31,16 @@ def test_benchmark_quick_mode_runs(script: str, tmp_path) -> None:
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "ratio" in proc.stdout or "bytes" in proc.stdout or "added per step" in proc.stdout
+
+
+def test_parquet_export_workers_quick_mode_runs(tmp_path) -> None:
+    """jobs=1 against jobs=2: the run fails if the two exports' part files differ."""
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "bench" / "parquet_export_benchmark.py"), "--workers", "--quick"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "speedup" in proc.stdout
