@@ -20,7 +20,7 @@ import pytest
 import table_job
 import worker_crash
 from conftest import REPO
-from smppy import _smppy, analysis, cli, parquet_export
+from smppy import _local_workers, _smppy, analysis, cli, parquet_export
 from smppy.analysis import TABLES
 from smppy.parquet_export import PARTITION_COLUMNS, _StreamWriters, export_parquet
 
@@ -168,10 +168,14 @@ def part_files(out: Path) -> dict[str, tuple[object, int]]:
     }
 
 
+@pytest.mark.parametrize("start", ["fork", "forkserver"])
 @pytest.mark.parametrize("job", ["gpu_job", "torch_job"])
-def test_workers_write_the_files_and_rows_of_one_process(job: str, request, tmp_path: Path) -> None:
+def test_workers_write_the_files_and_rows_of_one_process(
+    job: str, start: str, request, tmp_path: Path, monkeypatch
+) -> None:
     """--jobs 2: each worker writes its streams' part files; the same files, row groups and rows as
     the export in one process, and the same datasets read back."""
+    monkeypatch.setattr(_local_workers, "_single_threaded", lambda: start == "fork")
     traces, _ = request.getfixturevalue(job)
     one = export_parquet(traces, tmp_path / "one", batch_rows=5, jobs=1)
     two = export_parquet(traces, tmp_path / "two", batch_rows=5, jobs=2)
