@@ -9,7 +9,7 @@ import sys
 from typing import Any
 
 from smppy import analysis
-from smppy._inputs import add_pattern_arguments, require_readable, resolve_traces
+from smppy._inputs import add_pattern_arguments, require_readable, summary_input
 from smppy._parallel_summary import add_worker_arguments
 from smppy._torch_auto import INPUT_WAIT
 from smppy.diagnose import diagnose
@@ -158,7 +158,7 @@ def print_summary(s: dict[str, Any], top: int) -> None:
 
 
 def cmd_summary(args: argparse.Namespace) -> int:
-    path = resolve_traces(args.path)
+    path = summary_input(args.path)
     s = analysis.summarize(
         path,
         step_pattern=args.step_pattern,

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from smppy import analysis
-from smppy._inputs import require_readable, resolve_traces
+from smppy._inputs import require_readable, summary_input
 from smppy._parallel_summary import add_worker_arguments
 from smppy.diagnose import diagnose
 from smppy.report.html_document import PlotlyMissingError, plotly_bundle, render_html, write_page
@@ -41,7 +41,7 @@ def build_report(
         raise ValueError(f"--top-k must be at least 1, not {top_k}")
     chart_library = plotly_bundle()  # before reading the traces: a missing plotly fails fast
     summary = analysis.summarize(
-        resolve_traces(location),
+        summary_input(location),
         step_pattern=step_pattern,
         top_k=max(top_k, LISTED_KERNELS),
         progress=progress,
