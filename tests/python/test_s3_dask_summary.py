@@ -14,7 +14,7 @@ import pytest
 import s3_server as fixtures
 import synthetic_trace as st
 from s3_server import S3Server
-from smppy import _parallel_summary, _s3_streams, cli
+from smppy import _parallel_summary, _s3_streams, _smppy, cli
 from smppy.s3 import SHA256_METADATA, S3Error, S3Uri
 from test_analysis_partials import synthetic_gpu_job
 from test_cli import smprof
@@ -31,10 +31,12 @@ MIB = 1024 * 1024
 
 
 def aligned_padded_rank(path: Path) -> None:
-    """A rank of its own host, 2 MiB of incompressible strings, whose footer carries a clock
-    alignment round (its correction is in the summary only if the footer is read) and a
-    last write error that makes the footer longer than the client's first tail read."""
+    """A rank of its own host, 2 MiB of incompressible strings, whose header (a long argv) is
+    longer than the client's first read and whose footer carries a clock alignment round (its
+    correction is in the summary only if the footer is read) and a last write error that makes
+    it longer than the client's first tail read."""
     header = st.header(host="host-9", rank=9, world_size=10, monotonic_ns=1_000, realtime_ns=10**18, pid=909)
+    header.argv.extend(["train.py", "--note", "a" * (_s3_streams.HEAD_BYTES + 1000)])
     frame = st.pb().Frame(sequence=0)
     st.add_annotations(frame, [(2_000 + i, 10, "step", 7, 0) for i in range(3)])
     for _ in range(2 * 1024):
@@ -124,7 +126,10 @@ def test_workers_read_the_objects_and_the_summary_is_the_mirrors(
     assert not (tmp_path / "cache").exists(), "the client mirrored the objects"
     big = "runs/job-1/host-9/rank9.smprof"
     size = s3_server.client().head_object(Bucket=BUCKET, Key=big)["ContentLength"]
-    ends = _s3_streams.HEAD_BYTES + _s3_streams.TAIL_BYTES + _s3_streams.LONG_TAIL_BYTES  # its footer is long
+    header_end = _smppy.header_chunk_end((uploaded / "host-9" / "rank9.smprof").read_bytes())
+    assert header_end > _s3_streams.HEAD_BYTES
+    # The first bytes, then through the long header; the last bytes, then more for the long footer.
+    ends = _s3_streams.HEAD_BYTES + header_end + _s3_streams.TAIL_BYTES + _s3_streams.LONG_TAIL_BYTES
     assert recording.bytes_read[big] == ends < size
 
     assert on_dask == mirrored_text()
