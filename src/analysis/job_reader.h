@@ -113,9 +113,9 @@ class JobReader {
   // headers become warnings; no path with any trace file is not an error here
   // (streams() is empty).
   explicit JobReader(const std::vector<std::string>& paths);
-  // The same grouping for files known by their ends, without reading them:
-  // the streams' files are named by TraceFileEnds::name, and read where their
-  // local_copy is set (the streams' reader cannot reach them by name).
+  // The same grouping for files known by their ends, without opening them
+  // (the footer's rounds come from the tails): the streams' files are named
+  // TraceFileEnds::name; set their local_copy before reading them.
   explicit JobReader(const std::vector<TraceFileEnds>& files);
 
   const std::vector<ProcessStream>& streams() const { return streams_; }
@@ -144,7 +144,8 @@ class JobReader {
 // readable footer (every footer carries the session's rounds so far).
 std::vector<trace::ClockAlignment> ReadClockAlignments(const ProcessStream& stream);
 
-// Sets every stream's clock correction and shifts its files' wall offsets.
+// Sets every stream's clock correction, from the rounds `alignments_of`
+// gives it, and shifts its files' wall offsets.
 void CorrectClocks(std::vector<ProcessStream>* streams, const AlignmentsOf& alignments_of = ReadClockAlignments);
 
 // Every trace file at or below `path` (by its magic bytes, whatever its name,

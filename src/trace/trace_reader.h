@@ -26,8 +26,8 @@ namespace smprof::internal {
 bool HasTraceMagic(const std::string& path);
 
 // The bytes from a file's start through the end of its header chunk, from
-// its first bytes (at least 16: the magic, the chunk tag and its length); 0 if they do
-// not start like a trace.
+// its first bytes (at least 16: the magic, the chunk's tag and length); 0 if
+// they do not start like a trace.
 std::uint64_t HeaderChunkEnd(std::string_view start);
 
 // The footer of a file from its first bytes `start` (through the header
