@@ -4,7 +4,7 @@ mirrored through the client first and the workers given the mirror's paths. Prin
 client read from S3 and the wall times, and checks that both summaries are the same bytes.
 S3 is moto's server on loopback (the ``s3`` and ``dask`` extras and moto must be installed).
 
-    python3 bench/s3_dask_benchmark.py [--ranks 8] [--events 20000000]
+    python3 bench/s3_dask_benchmark.py [--ranks 8] [--events 20000000] [--quick]
 """
 
 from __future__ import annotations
@@ -42,7 +42,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ranks", type=int, default=8)
     parser.add_argument("--events", type=int, default=20_000_000)
+    parser.add_argument("--quick", action="store_true", help="2 ranks, 200,000 events (the smoke test)")
     args = parser.parse_args()
+    if args.quick:
+        args.ranks, args.events = 2, 200_000
 
     import boto3
     from distributed import LocalCluster
