@@ -181,7 +181,7 @@ def cmd_summary(args: argparse.Namespace) -> int:
 
 def add_parser(subparsers: Any) -> None:
     p = subparsers.add_parser("summary", help="job summary: GPU/CPU use, kernels, steps, annotations, drops")
-    p.add_argument("path", help="a trace file or a directory of them (searched recursively)")
+    p.add_argument("path", help="a trace file, a directory of them (searched recursively) or s3://...")
     p.add_argument("--json", action="store_true", help="print the summary dict (docs/ANALYSIS.md) as JSON")
     add_pattern_arguments(p)
     p.add_argument("--top", type=int, default=15, help="kernels and annotations to list (default 15)")

@@ -95,7 +95,7 @@ def add_parser(subparsers: Any) -> None:
         help="write the job's dashboard as one self-contained HTML file",
         description="Write the job's dashboard (docs/REPORT.md) as one HTML file that opens offline.",
     )
-    parser.add_argument("path", help="a trace file or a directory of them (searched recursively)")
+    parser.add_argument("path", help="a trace file, a directory of them (searched recursively) or s3://...")
     parser.add_argument(
         "-o", "--output", default="report.html", help="the HTML file to write (default report.html)"
     )
