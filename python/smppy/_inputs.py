@@ -1,5 +1,6 @@
 """Where the analysis commands read traces from: a local path (file or directory), or
-``s3://bucket/prefix``, mirrored into a local cache first (``smppy.s3_cache``, docs/S3.md)."""
+``s3://bucket/prefix``, mirrored into a local cache first (``smppy.s3_cache``, docs/S3.md), or,
+for a summary on a Dask cluster, read by the workers themselves (``summary_input``)."""
 
 from __future__ import annotations
 
@@ -32,6 +33,13 @@ def resolve_traces(location: str) -> Path:
     if not find_trace_files(path):
         raise FileNotFoundError(f"no smprof trace files under {location}")
     return path
+
+
+def summary_input(location: str) -> str | Path:
+    """What ``analysis.summarize`` takes for ``location``: an ``s3://`` location as it is (the
+    summary reads it from the mirror, or on a Dask cluster from S3 itself, and names its files
+    ``s3://bucket/key``), else ``resolve_traces(location)``."""
+    return location if location.startswith("s3://") else resolve_traces(location)
 
 
 def require_readable(summary: dict[str, Any], location: str) -> None:

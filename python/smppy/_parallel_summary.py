@@ -1,9 +1,9 @@
 """The job summary computed per process stream elsewhere and merged here
 (docs/ANALYSIS.md, "Every core and a Dask cluster"): on worker processes of
 this machine (``jobs``) or on the workers of an existing ``dask.distributed``
-cluster (``scheduler``). Workers receive streams (paths, never trace bytes),
-read their files themselves and return partial summaries; the parent merges
-them as they arrive, so it holds one merged partial at a time."""
+cluster (``scheduler``). Workers receive streams (paths or ``s3://`` objects,
+never trace bytes), read their files themselves and return partial summaries;
+the parent merges them as they arrive, so it holds one merged partial at a time."""
 
 from __future__ import annotations
 
@@ -54,7 +54,14 @@ def _on_local_workers(
     return on_local_workers(stream_partial, streams, jobs, work="summary", options=options)
 
 
-def _on_dask(streams: Sequence[Any], options: dict[str, Any], scheduler: str) -> Iterable[tuple[Any, bytes]]:
+def _on_dask(
+    streams: Sequence[Any],
+    scheduler: str,
+    task: Callable[..., bytes],
+    *per_stream: Sequence[Any],
+    **common: Any,
+) -> Iterable[tuple[Any, bytes]]:
+    """``task(stream, *its items of per_stream, **common)`` for each stream on the cluster's workers."""
     try:
         from distributed import Client
         from distributed import as_completed as dask_as_completed
@@ -65,10 +72,21 @@ def _on_dask(streams: Sequence[Any], options: dict[str, Any], scheduler: str) ->
     except OSError as error:
         raise RuntimeError(f"cannot reach the Dask scheduler at {scheduler}: {error}") from error
     with client:
-        futures = client.map(stream_partial, streams, options=options, pure=False)
+        futures = client.map(task, streams, *per_stream, pure=False, **common)
         stream_of = {future.key: stream for future, stream in zip(futures, streams)}
         for future, partial in dask_as_completed(futures, with_results=True):
             yield stream_of[future.key], partial
+
+
+def _workers(jobs: int | None) -> int:
+    if jobs is not None and jobs < 1:
+        raise ValueError(f"jobs must be at least 1, not {jobs}")
+    return jobs if jobs is not None else usable_cores()
+
+
+def _in_this_process(streams: Sequence[Any], jobs: int | None, scheduler: str | None) -> bool:
+    small = jobs is None and sum(stream.bytes for stream in streams) < IN_PROCESS_BELOW_BYTES
+    return len(streams) <= 1 or (scheduler is None and (_workers(jobs) == 1 or small))
 
 
 def summary_text(
@@ -85,21 +103,55 @@ def summary_text(
     usable cores) or on the Dask cluster at ``scheduler`` (a ``tcp://HOST:PORT`` address;
     default ``$SMPROF_DASK_SCHEDULER``).
     The text is the same, byte for byte, whichever way."""
-    if jobs is not None and jobs < 1:
-        raise ValueError(f"jobs must be at least 1, not {jobs}")
     scheduler = scheduler_from_env(scheduler)
-    workers = jobs if jobs is not None else usable_cores()
-    if scheduler is None and workers == 1:
+    if scheduler is None and _workers(jobs) == 1:
         return _smppy.summarize(paths, progress=progress, **options)
     streams, warnings = _smppy.job_streams(paths)
-    total = sum(stream.bytes for stream in streams)
-    small = scheduler is None and jobs is None and total < IN_PROCESS_BELOW_BYTES
-    if len(streams) <= 1 or small:
+    if _in_this_process(streams, jobs, scheduler):
         return _smppy.summarize(paths, progress=progress, **options)
+    return streams_summary_text(streams, warnings, options, jobs=jobs, scheduler=scheduler, progress=progress)
+
+
+def streams_summary_text(
+    streams: Sequence[Any],
+    warnings: list[str],
+    options: dict[str, Any],
+    *,
+    jobs: int | None,
+    scheduler: str | None,
+    progress: Progress | None,
+) -> bytes:
+    """``summary_text`` of streams already grouped (``job_streams``), which name and read their
+    files as they say (``ProcessStream.with_files``): the same text as for their files' paths
+    but for the names."""
+    scheduler = scheduler_from_env(scheduler)
+    if _in_this_process(streams, jobs, scheduler):
+        partial = _smppy.partial_summary(list(streams), progress=progress, **options)
+        return _smppy.summary_from_partial(partial, warnings)
     if scheduler is not None:
-        partials = _on_dask(streams, options, scheduler)
+        partials = _on_dask(streams, scheduler, stream_partial, options=options)
     else:
-        partials = _on_local_workers(streams, options, workers)
+        partials = _on_local_workers(streams, options, _workers(jobs))
+    total = sum(stream.bytes for stream in streams)
+    return _smppy.summary_from_partial(_merge_as_they_come(partials, total, progress), warnings)
+
+
+def s3_summary_text(
+    location: str, options: dict[str, Any], *, scheduler: str, progress: Progress | None
+) -> bytes:
+    """The summary JSON text of the trace objects under ``location`` (``s3://bucket/prefix``)
+    computed on the Dask cluster at ``scheduler``, whose workers download their streams' objects
+    themselves: this process reads only the objects' ends (``smppy._s3_streams``). Raises
+    FileNotFoundError without trace objects, ValueError when no header could be read."""
+    from smppy import _s3_streams
+    from smppy.s3 import S3Uri
+
+    streams, warnings, etags = _s3_streams.job_streams(S3Uri.parse(location))
+    if not streams:
+        raise ValueError(f"no readable smprof trace under {location}: {'; '.join(warnings)}")
+    stream_etags = [[etags[name] for name in stream.files] for stream in streams]
+    partials = _on_dask(streams, scheduler, _s3_streams.stream_partial, stream_etags, options=options)
+    total = sum(stream.bytes for stream in streams)
     return _smppy.summary_from_partial(_merge_as_they_come(partials, total, progress), warnings)
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from smppy import _smppy
-from smppy._parallel_summary import summary_text
+from smppy._parallel_summary import s3_summary_text, scheduler_from_env, streams_summary_text, summary_text
 
 DEFAULT_STEP_PATTERN: str = _smppy.DEFAULT_STEP_PATTERN
 DEFAULT_DATA_WAIT_PATTERN: str = _smppy.DEFAULT_DATA_WAIT_PATTERN
@@ -53,8 +53,8 @@ def summarize(
     scheduler: str | None = None,
 ) -> dict[str, Any]:
     """The summary of every rank file under ``path`` (a file, a directory
-    searched recursively, or a list of them), as the JSON-able dict that
-    docs/ANALYSIS.md specifies. ``progress(done_bytes, total_bytes)`` is called
+    searched recursively, a list of them, or ``s3://bucket/prefix``: docs/S3.md),
+    as the JSON-able dict that docs/ANALYSIS.md specifies. ``progress(done_bytes, total_bytes)`` is called
     after each frame and each file (after each process stream on workers).
     ``data_wait_pattern`` (a regex, whole name; default ``InputWait``) names the
     annotations during which the host waits for input data. ``max_profiled_steps``:
@@ -63,24 +63,43 @@ def summarize(
     summarized on ``jobs`` worker processes (default: the usable cores; 1: in
     this process) or, with ``scheduler`` (``tcp://HOST:PORT``, default
     ``$SMPROF_DASK_SCHEDULER``), on an existing Dask cluster whose workers read
-    the files by path; the result is the same whichever way. Raises ValueError
-    for a bad option (naming it), FileNotFoundError for a missing path,
+    the files by path, or an ``s3://`` location's objects from S3; the result
+    is the same whichever way. Raises ValueError for a bad option (naming it),
+    FileNotFoundError for a missing path,
     RuntimeError when a worker process dies; damaged files are ``warnings``."""
-    text = summary_text(
-        _paths(path),
-        {
-            "step_pattern": step_pattern or "",
-            "top_k": top_k,
-            "max_buckets": max_buckets,
-            "reorder_window_ns": reorder_window_ns,
-            "data_wait_pattern": data_wait_pattern or "",
-            "max_profiled_steps": max_profiled_steps,
-        },
-        jobs=jobs,
-        scheduler=scheduler,
-        progress=progress,
-    )
+    options = {
+        "step_pattern": step_pattern or "",
+        "top_k": top_k,
+        "max_buckets": max_buckets,
+        "reorder_window_ns": reorder_window_ns,
+        "data_wait_pattern": data_wait_pattern or "",
+        "max_profiled_steps": max_profiled_steps,
+    }
+    if isinstance(path, str) and path.startswith("s3://"):
+        text = _s3_summary_text(path, options, jobs=jobs, scheduler=scheduler, progress=progress)
+    else:
+        text = summary_text(_paths(path), options, jobs=jobs, scheduler=scheduler, progress=progress)
     return json.loads(text.decode("utf-8", errors="replace"))
+
+
+def _s3_summary_text(
+    location: str,
+    options: dict[str, Any],
+    *,
+    jobs: int | None,
+    scheduler: str | None,
+    progress: Progress | None,
+) -> bytes:
+    """An ``s3://`` location's summary: on a Dask cluster, whose workers read the objects
+    themselves; else from the local mirror. Files are named ``s3://bucket/key`` either way."""
+    scheduler = scheduler_from_env(scheduler)
+    if scheduler is not None:
+        return s3_summary_text(location, options, scheduler=scheduler, progress=progress)
+    from smppy._s3_streams import mirrored_streams
+    from smppy.s3 import S3Uri
+
+    streams, warnings = mirrored_streams(S3Uri.parse(location))
+    return streams_summary_text(streams, warnings, options, jobs=jobs, scheduler=None, progress=progress)
 
 
 @dataclass(frozen=True)

@@ -51,7 +51,7 @@ def _is_trace_object(client: Any, bucket: str, key: str) -> bool:
     return start == TRACE_MAGIC
 
 
-def _list(client: Any, uri: S3Uri) -> dict[str, dict[str, Any]]:
+def list_trace_objects(client: Any, uri: S3Uri) -> dict[str, dict[str, Any]]:
     """The trace objects under ``uri`` by key (a prefix naming one object lists just it): those
     named ``*.smprof`` and any other that starts with the trace magic bytes."""
     found = head(client, uri.bucket, uri.prefix) if uri.prefix else None
@@ -80,7 +80,7 @@ def mirror(uri: S3Uri, client: Any = None, root: Path | None = None) -> Path:
     target = _local_path(bucket_dir, uri.prefix, str(uri)) if uri.prefix else bucket_dir
     try:
         check_bucket(client, uri)
-        objects = _list(client, uri)
+        objects = list_trace_objects(client, uri)
     except Exception as e:
         raise explain(e, uri) from None
     if not objects:
@@ -105,7 +105,7 @@ def mirror(uri: S3Uri, client: Any = None, root: Path | None = None) -> Path:
             and digest_file(local, 0).sha256 == known["sha256"]
         ):
             continue
-        index[key] = _download(client, uri, key, local)
+        index[key] = download(client, uri, key, local)
         _save(index_path, index)
 
     if target.is_dir():
@@ -118,7 +118,9 @@ def mirror(uri: S3Uri, client: Any = None, root: Path | None = None) -> Path:
     return target
 
 
-def _download(client: Any, uri: S3Uri, key: str, local: Path) -> dict[str, Any]:
+def download(client: Any, uri: S3Uri, key: str, local: Path) -> dict[str, Any]:
+    """Downloads the object ``key`` of ``uri``'s bucket to ``local``, checked against its size and
+    ``smprof-sha256``; returns its ``etag``, ``size`` and ``sha256``. Raises S3Error."""
     target = f"s3://{uri.bucket}/{key}"
     local.parent.mkdir(parents=True, exist_ok=True)
     partial = local.with_name(local.name + ".part")

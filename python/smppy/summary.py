@@ -9,7 +9,7 @@ import sys
 from typing import Any
 
 from smppy import analysis
-from smppy._inputs import add_summary_arguments, require_readable, resolve_traces
+from smppy._inputs import add_summary_arguments, require_readable, summary_input
 from smppy._parallel_summary import add_worker_arguments
 from smppy._torch_auto import INPUT_WAIT
 from smppy.diagnose import diagnose
@@ -158,7 +158,7 @@ def print_summary(s: dict[str, Any], top: int) -> None:
 
 
 def cmd_summary(args: argparse.Namespace) -> int:
-    path = resolve_traces(args.path)
+    path = summary_input(args.path)
     s = analysis.summarize(
         path,
         step_pattern=args.step_pattern,
@@ -182,7 +182,7 @@ def cmd_summary(args: argparse.Namespace) -> int:
 
 def add_parser(subparsers: Any) -> None:
     p = subparsers.add_parser("summary", help="job summary: GPU/CPU use, kernels, steps, annotations, drops")
-    p.add_argument("path", help="a trace file or a directory of them (searched recursively)")
+    p.add_argument("path", help="a trace file, a directory of them (searched recursively) or s3://...")
     p.add_argument("--json", action="store_true", help="print the summary dict (docs/ANALYSIS.md) as JSON")
     add_summary_arguments(p)
     p.add_argument("--top", type=int, default=15, help="kernels and annotations to list (default 15)")

@@ -32,8 +32,22 @@ std::vector<std::string> ListTraceFiles(const std::string& path) {
   return out;
 }
 
+namespace {
+
+// A file's entry from its header: its wall clock is the header's realtime anchor.
+TraceFileEntry EntryOf(std::string path, std::uint64_t bytes, const trace::FileHeader& header) {
+  TraceFileEntry entry;
+  entry.path = std::move(path);
+  entry.bytes = bytes;
+  entry.header = header;
+  entry.wall_offset_ns = header.start().realtime_ns() - header.start().monotonic_ns();
+  return entry;
+}
+
+}  // namespace
+
 JobReader::JobReader(const std::vector<std::string>& paths) {
-  std::map<std::tuple<std::string, std::int64_t, std::uint32_t>, ProcessStream> by_process;
+  std::vector<TraceFileEntry> files;
   for (const std::string& root : paths) {
     for (const std::string& path : ListTraceFiles(root)) {
       std::unique_ptr<TraceReader> reader;
@@ -42,24 +56,53 @@ JobReader::JobReader(const std::vector<std::string>& paths) {
         warnings_.push_back(path + ": skipped: " + status.message());
         continue;
       }
-      TraceFileEntry entry;
-      entry.path = path;
       std::error_code error;
-      entry.bytes = fs::file_size(path, error);
-      entry.header = reader->header();
-      entry.wall_offset_ns = entry.header.start().realtime_ns() - entry.header.start().monotonic_ns();
-      total_bytes_ += entry.bytes;
-      const auto& h = entry.header;
-      ProcessStream& stream = by_process[{h.host(), h.pid(), h.session_index()}];
-      stream.host = h.host();
-      stream.rank = h.rank();
-      stream.pid = h.pid();
-      stream.session_index = h.session_index();
-      const auto role = h.config().find("ProcessRole");
-      const bool worker = h.forked_child() || (role != h.config().end() && role->second == "worker");
-      stream.worker_of_pid = worker ? h.parent_pid() : 0;
-      stream.files.push_back(std::move(entry));
+      files.push_back(EntryOf(path, fs::file_size(path, error), reader->header()));
     }
+  }
+  Group(std::move(files), ReadClockAlignments);
+}
+
+JobReader::JobReader(const std::vector<TraceFileEnds>& ends) {
+  std::vector<TraceFileEntry> files;
+  std::map<std::string, std::vector<trace::ClockAlignment>> rounds_of_file;
+  for (const TraceFileEnds& file : ends) {
+    std::unique_ptr<TraceReader> reader;
+    const Status status = TraceReader::OpenBytes(file.name, file.start, &reader);
+    if (!status.ok()) {
+      warnings_.push_back(file.name + ": skipped: " + status.message());
+      continue;
+    }
+    files.push_back(EntryOf(file.name, file.bytes, reader->header()));
+    trace::Footer footer;
+    if (internal::FooterFromTail(file.name, file.start, file.tail, &footer)) {
+      rounds_of_file[file.name].assign(footer.clock_alignments().begin(), footer.clock_alignments().end());
+    }
+  }
+  // ReadClockAlignments' choice: the rounds of the stream's last file with a footer.
+  Group(std::move(files), [&rounds_of_file](const ProcessStream& stream) {
+    for (auto file = stream.files.rbegin(); file != stream.files.rend(); ++file) {
+      const auto rounds = rounds_of_file.find(file->path);
+      if (rounds != rounds_of_file.end()) return rounds->second;
+    }
+    return std::vector<trace::ClockAlignment>();
+  });
+}
+
+void JobReader::Group(std::vector<TraceFileEntry> files, const AlignmentsOf& alignments_of) {
+  std::map<std::tuple<std::string, std::int64_t, std::uint32_t>, ProcessStream> by_process;
+  for (TraceFileEntry& entry : files) {
+    total_bytes_ += entry.bytes;
+    const auto& h = entry.header;
+    ProcessStream& stream = by_process[{h.host(), h.pid(), h.session_index()}];
+    stream.host = h.host();
+    stream.rank = h.rank();
+    stream.pid = h.pid();
+    stream.session_index = h.session_index();
+    const auto role = h.config().find("ProcessRole");
+    const bool worker = h.forked_child() || (role != h.config().end() && role->second == "worker");
+    stream.worker_of_pid = worker ? h.parent_pid() : 0;
+    stream.files.push_back(std::move(entry));
   }
   for (auto& [key, stream] : by_process) {
     std::sort(stream.files.begin(), stream.files.end(), [](const TraceFileEntry& a, const TraceFileEntry& b) {
@@ -82,7 +125,7 @@ JobReader::JobReader(const std::vector<std::string>& paths) {
   }
   std::sort(streams_.begin(), streams_.end(),
             [](const ProcessStream& a, const ProcessStream& b) { return StreamKey(a) < StreamKey(b); });
-  CorrectClocks(&streams_);
+  CorrectClocks(&streams_, alignments_of);
   bool first = true;
   for (const ProcessStream& stream : streams_) {
     for (const TraceFileEntry& file : stream.files) {
@@ -107,7 +150,7 @@ void ReadStream(const ProcessStream& stream, FrameVisitor& visitor, std::vector<
     FileReadResult result;
     result.file = &file;
     std::unique_ptr<TraceReader> reader;
-    const Status status = TraceReader::Open(file.path, &reader);
+    const Status status = TraceReader::Open(file.local_copy.empty() ? file.path : file.local_copy, &reader);
     if (!status.ok()) {
       result.problem = status.message();
     } else {
@@ -160,11 +203,11 @@ const ProcessStream* AlignedNeighbour(const ProcessStream& s, const std::vector<
 
 }  // namespace
 
-void CorrectClocks(std::vector<ProcessStream>* streams) {
+void CorrectClocks(std::vector<ProcessStream>* streams, const AlignmentsOf& alignments_of) {
   std::set<std::string> hosts;
   for (ProcessStream& s : *streams) {
     hosts.insert(s.host);
-    s.clock = CorrectionFromRounds(ReadClockAlignments(s), s.rank, s.files.front().wall_offset_ns);
+    s.clock = CorrectionFromRounds(alignments_of(s), s.rank, s.files.front().wall_offset_ns);
   }
   std::vector<ClockCorrection> taken(streams->size());
   for (std::size_t i = 0; i < streams->size(); ++i) {

@@ -25,7 +25,10 @@
 namespace smprof::analysis {
 
 struct TraceFileEntry {
-  std::string path;
+  std::string path;  // what the summary names it by
+  // Where its bytes are read from when not at `path` (a worker's copy of an
+  // S3 object); never saved with the stream.
+  std::string local_copy;
   std::uint64_t bytes = 0;
   trace::FileHeader header;
   // wall_ns = t + wall_offset_ns: the header's start anchor, plus the
@@ -91,12 +94,29 @@ std::string ReadProblemWarning(const FileReadResult& result);
 void ReadStream(const ProcessStream& stream, FrameVisitor& visitor, std::vector<std::string>* warnings,
                 const std::function<void(std::uint64_t done_bytes)>& progress = nullptr);
 
+// A trace file known by some of its bytes (an S3 object read by ranged
+// GETs): `start` from its first byte through the header chunk
+// (HeaderChunkEnd), `tail` its last bytes (with the footer, if it has one).
+struct TraceFileEnds {
+  std::string name;
+  std::uint64_t bytes = 0;
+  std::string start;
+  std::string tail;
+};
+
+// The clock-alignment rounds of a stream (ReadClockAlignments, by default).
+using AlignmentsOf = std::function<std::vector<trace::ClockAlignment>(const ProcessStream&)>;
+
 class JobReader {
  public:
   // Lists and opens (headers only) every trace file under `paths`. Unreadable
   // headers become warnings; no path with any trace file is not an error here
   // (streams() is empty).
   explicit JobReader(const std::vector<std::string>& paths);
+  // The same grouping for files known by their ends, without opening them
+  // (the footer's rounds come from the tails): the streams' files are named
+  // TraceFileEnds::name; set their local_copy before reading them.
+  explicit JobReader(const std::vector<TraceFileEnds>& files);
 
   const std::vector<ProcessStream>& streams() const { return streams_; }
   const std::vector<std::string>& warnings() const { return warnings_; }
@@ -110,6 +130,10 @@ class JobReader {
   void Read(FrameVisitor& visitor, const ProgressCallback& progress = nullptr);
 
  private:
+  // Groups `files` into streams_ (by process, in file_index order), corrects
+  // their clocks with the rounds `alignments_of` gives and sets origin_ns_.
+  void Group(std::vector<TraceFileEntry> files, const AlignmentsOf& alignments_of);
+
   std::vector<ProcessStream> streams_;
   std::vector<std::string> warnings_;
   std::uint64_t total_bytes_ = 0;
@@ -120,8 +144,9 @@ class JobReader {
 // readable footer (every footer carries the session's rounds so far).
 std::vector<trace::ClockAlignment> ReadClockAlignments(const ProcessStream& stream);
 
-// Sets every stream's clock correction and shifts its files' wall offsets.
-void CorrectClocks(std::vector<ProcessStream>* streams);
+// Sets every stream's clock correction, from the rounds `alignments_of`
+// gives it, and shifts its files' wall offsets.
+void CorrectClocks(std::vector<ProcessStream>* streams, const AlignmentsOf& alignments_of = ReadClockAlignments);
 
 // Every trace file at or below `path` (by its magic bytes, whatever its name,
 // and every *.smprof file, damaged ones too), sorted; `path` itself if a file.

@@ -7,6 +7,9 @@
 #include <regex>
 #include <set>
 #include <string>
+#include <string_view>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "analysis/job_reader.h"
@@ -14,6 +17,7 @@
 #include "analysis/job_tables.h"
 #include "analysis/partial_summary.h"
 #include "python/text.h"
+#include "trace/trace_reader.h"
 
 namespace py = pybind11;
 
@@ -77,22 +81,48 @@ py::bytes Summarize(const std::vector<std::string>& paths, const std::string& st
 }
 
 // A process stream of a job as JobReader groups it, with the job's origin
-// (what a partial summary of it needs); pickles as EncodeStream's bytes.
+// (what a partial summary of it needs); pickles as EncodeStream's bytes
+// and its files' local copies.
 struct JobStream {
   smprof::analysis::ProcessStream stream;
   std::int64_t origin_ns = 0;
 };
 
-py::tuple JobStreams(const std::vector<std::string>& paths) {
+// (streams, warnings) of JobReader(source), read without the GIL.
+template <typename Source>
+py::tuple ReadJobStreams(const Source& source) {
   std::vector<JobStream> streams;
   std::vector<std::string> warnings;
   {
     py::gil_scoped_release release;
-    const smprof::analysis::JobReader reader(paths);
+    const smprof::analysis::JobReader reader(source);
     for (const auto& stream : reader.streams()) streams.push_back({stream, reader.origin_ns()});
     warnings = reader.warnings();
   }
   return py::make_tuple(streams, warnings);
+}
+
+py::tuple JobStreams(const std::vector<std::string>& paths) { return ReadJobStreams(paths); }
+
+// The streams of files known by their ends (TraceFileEnds): (name, bytes, start, tail) each.
+py::tuple JobStreamsFromEnds(const std::vector<std::tuple<std::string, std::uint64_t, py::bytes, py::bytes>>& files) {
+  std::vector<smprof::analysis::TraceFileEnds> ends;
+  for (const auto& [name, bytes, start, tail] : files) ends.push_back({name, bytes, start, tail});
+  return ReadJobStreams(ends);
+}
+
+// A copy of `s` whose files are named and read as `files` says: (name, local copy) each, in order.
+JobStream WithFiles(const JobStream& s, const std::vector<std::pair<std::string, std::string>>& files) {
+  if (files.size() != s.stream.files.size()) {
+    throw py::value_error("files: " + std::to_string(files.size()) + " given for a stream of " +
+                          std::to_string(s.stream.files.size()));
+  }
+  JobStream out = s;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    out.stream.files[i].path = files[i].first;
+    out.stream.files[i].local_copy = files[i].second;
+  }
+  return out;
 }
 
 py::bytes PartialSummary(const std::vector<JobStream>& job_streams, const std::string& step_pattern,
@@ -308,6 +338,15 @@ void BindAnalysis(py::module_& m) {
                                for (const auto& file : s.stream.files) paths.push_back(file.path);
                                return paths;
                              })
+      .def_property_readonly("local_copies",
+                             [](const JobStream& s) {
+                               std::vector<std::string> paths;
+                               for (const auto& file : s.stream.files) paths.push_back(file.local_copy);
+                               return paths;
+                             })
+      .def("with_files", &WithFiles, py::arg("files"),
+           "A copy whose files are named and read as `files` says: a (name, local copy) pair for each file, "
+           "in order; the summary names a file by its name and reads it from its local copy.")
       .def_property_readonly("bytes",
                              [](const JobStream& s) {
                                std::uint64_t total = 0;
@@ -315,10 +354,17 @@ void BindAnalysis(py::module_& m) {
                                return total;
                              })
       .def(py::pickle(
-          [](const JobStream& s) { return py::bytes(smprof::analysis::EncodeStream(s.stream, s.origin_ns)); },
-          [](const py::bytes& bytes) {
+          [](const JobStream& s) {
+            std::vector<std::string> local_copies;
+            for (const auto& file : s.stream.files) local_copies.push_back(file.local_copy);
+            return py::make_tuple(py::bytes(smprof::analysis::EncodeStream(s.stream, s.origin_ns)), local_copies);
+          },
+          [](const py::tuple& state) {
             JobStream s;
-            s.stream = smprof::analysis::DecodeStream(std::string(bytes), &s.origin_ns);
+            s.stream = smprof::analysis::DecodeStream(state[0].cast<std::string>(), &s.origin_ns);
+            const auto local_copies = state[1].cast<std::vector<std::string>>();
+            if (local_copies.size() != s.stream.files.size()) throw py::value_error("a damaged ProcessStream pickle");
+            for (std::size_t i = 0; i < local_copies.size(); ++i) s.stream.files[i].local_copy = local_copies[i];
             return s;
           }));
   m.def("read_stream_table_batches", &ReadStreamTableBatches, py::arg("streams"), py::arg("step_pattern") = "",
@@ -329,6 +375,25 @@ void BindAnalysis(py::module_& m) {
   m.def("job_streams", &JobStreams, py::arg("paths"),
         "(streams, warnings): the trace files under `paths` grouped into process streams (ProcessStream), in "
         "reading order, and the files skipped (unreadable headers); only the headers are read.");
+  m.def("job_streams_from_ends", &JobStreamsFromEnds, py::arg("files"),
+        "job_streams for files known by some of their bytes, without reading them: (name, size, start, tail) "
+        "each, `start` from the first byte through the header chunk (header_chunk_end), `tail` the last bytes "
+        "(with the footer, for the clock alignment). The streams name their files by these names.");
+  m.def(
+      "header_chunk_end",
+      [](const py::bytes& start) { return smprof::internal::HeaderChunkEnd(std::string_view(start)); },
+      py::arg("start"),
+      "The bytes from a trace file's start through its header chunk, from its first bytes (at least 16); "
+      "0 if they do not start like a trace.");
+  m.def(
+      "footer_in_tail",
+      [](const py::bytes& start, const py::bytes& tail) {
+        smprof::trace::Footer footer;
+        return smprof::internal::FooterFromTail("", std::string_view(start), std::string_view(tail), &footer);
+      },
+      py::arg("start"), py::arg("tail"),
+      "True if `tail`, the last bytes of the trace file that `start` begins (through its header chunk), "
+      "ends with the file's footer.");
   m.def("partial_summary", &PartialSummary, py::arg("streams"), py::arg("step_pattern") = "",
         py::arg("data_wait_pattern") = "", py::arg("top_k") = 15, py::arg("max_buckets") = 200,
         py::arg("reorder_window_ns") = SummaryOptions().reorder_window_ns,

@@ -91,14 +91,63 @@ bool HasTraceMagic(const std::string& path) {
   return match;
 }
 
+std::uint64_t HeaderChunkEnd(std::string_view start) {
+  constexpr std::size_t kLengthAt = sizeof(trace_format::kMagic) + 4;
+  if (start.size() < kLengthAt + 4 ||
+      start.compare(0, sizeof(trace_format::kMagic) - 1,
+                    std::string_view(trace_format::kMagic, sizeof(trace_format::kMagic) - 1)) != 0) {
+    return 0;
+  }
+  return sizeof(trace_format::kMagic) + trace_format::kChunkHeaderBytes +
+         GetU32(reinterpret_cast<const unsigned char*>(start.data()) + kLengthAt);
+}
+
+bool FooterFromTail(const std::string& name, std::string_view start, std::string_view tail, trace::Footer* footer) {
+  const std::uint64_t header_end = HeaderChunkEnd(start);
+  if (header_end == 0 || header_end > start.size() || tail.size() < trace_format::kChunkHeaderBytes) return false;
+  // The footer is the chunk whose length reaches exactly the end: read the
+  // header and that chunk as one file, so it is checked like any chunk.
+  for (std::size_t at = 0; at + trace_format::kChunkHeaderBytes <= tail.size(); ++at) {
+    if (tail.compare(at, 4, trace_format::kFooterTag) != 0 ||
+        GetU32(reinterpret_cast<const unsigned char*>(tail.data()) + at + 4) !=
+            tail.size() - at - trace_format::kChunkHeaderBytes) {
+      continue;
+    }
+    std::string bytes(start.substr(0, header_end));
+    bytes.append(tail.substr(at));
+    std::unique_ptr<TraceReader> reader;
+    if (TraceReader::OpenBytes(name, std::move(bytes), &reader).ok() && reader->ReadFooterOnly()) {
+      *footer = reader->footer();
+      return true;
+    }
+  }
+  return false;
+}
+
 Status TraceReader::Open(const std::string& path, std::unique_ptr<TraceReader>* out) {
   std::FILE* file = std::fopen(path.c_str(), "rb");
   if (file == nullptr) {
     return Status(StatusCode::kIoError, "cannot open '" + path + "': " + std::strerror(errno));
   }
-  std::unique_ptr<TraceReader> reader(new TraceReader(file, path));
+  return Start(std::unique_ptr<TraceReader>(new TraceReader(file, path)), out);
+}
+
+Status TraceReader::OpenBytes(const std::string& name, std::string bytes, std::unique_ptr<TraceReader>* out) {
+  if (bytes.empty()) return Status(StatusCode::kInvalidArgument, "'" + name + "' is empty");
+  std::unique_ptr<TraceReader> reader(new TraceReader(nullptr, name));
+  reader->bytes_ = std::move(bytes);
+  reader->in_memory_ = true;
+  reader->file_ = ::fmemopen(reader->bytes_.data(), reader->bytes_.size(), "rb");
+  if (reader->file_ == nullptr) {
+    return Status(StatusCode::kIoError, "cannot read '" + name + "' in memory: " + std::strerror(errno));
+  }
+  return Start(std::move(reader), out);
+}
+
+Status TraceReader::Start(std::unique_ptr<TraceReader> reader, std::unique_ptr<TraceReader>* out) {
+  const std::string& path = reader->path_;
   char magic[sizeof(trace_format::kMagic)];
-  const std::size_t magic_bytes = std::fread(magic, 1, sizeof(magic), file);
+  const std::size_t magic_bytes = std::fread(magic, 1, sizeof(magic), reader->file_);
   if (magic_bytes < sizeof(magic) && std::memcmp(magic, trace_format::kMagic, magic_bytes) == 0) {
     return Status(StatusCode::kInvalidArgument, "'" + path + "' is truncated: it ends at byte " +
                                                     std::to_string(magic_bytes) + ", inside the 8-byte magic");
@@ -128,8 +177,19 @@ TraceReader::TraceReader(std::FILE* file, std::string path)
     : file_(file), path_(std::move(path)), zstd_context_(ZSTD_createDCtx()) {}
 
 TraceReader::~TraceReader() {
-  std::fclose(file_);
+  if (file_ != nullptr) std::fclose(file_);
   ZSTD_freeDCtx(static_cast<ZSTD_DCtx*>(zstd_context_));
+}
+
+bool TraceReader::FileSize(std::uint64_t* size) const {
+  if (in_memory_) {
+    *size = bytes_.size();
+    return true;
+  }
+  struct stat file_stat {};
+  if (::fstat(::fileno(file_), &file_stat) != 0) return false;
+  *size = static_cast<std::uint64_t>(file_stat.st_size);
+  return true;
 }
 
 void TraceReader::SetProblem(std::uint64_t offset, std::string message) {
@@ -175,9 +235,8 @@ TraceReader::ChunkResult TraceReader::ReadChunk(std::string* tag) {
     return ChunkResult::kProblem;
   }
   // Never allocate more than the file holds: a damaged length is found before the buffer grows.
-  struct stat file_stat {};
-  if (::fstat(::fileno(file_), &file_stat) != 0 ||
-      static_cast<std::uint64_t>(file_stat.st_size) < start + sizeof(head) + length) {
+  std::uint64_t file_size = 0;
+  if (!FileSize(&file_size) || file_size < start + sizeof(head) + length) {
     SetProblem(start, "truncated: incomplete chunk");
     return ChunkResult::kProblem;
   }

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "smprof/status.h"
 #include "smprof/trace.pb.h"
@@ -24,11 +25,25 @@ namespace smprof::internal {
 // seven bytes, any format version), whatever its name.
 bool HasTraceMagic(const std::string& path);
 
+// The bytes from a file's start through the end of its header chunk, from
+// its first bytes (at least 16: the magic, the chunk's tag and length); 0 if
+// they do not start like a trace.
+std::uint64_t HeaderChunkEnd(std::string_view start);
+
+// The footer of a file from its first bytes `start` (through the header
+// chunk) and its last bytes `tail`: the footer chunk that ends where the
+// file ends, checked as a reader checks it. False if `tail` ends with none
+// (the file has no footer, or a longer one than `tail`).
+bool FooterFromTail(const std::string& name, std::string_view start, std::string_view tail, trace::Footer* footer);
+
 class TraceReader {
  public:
   // Opens `path` and reads its header; fails if the file is not an smprof
   // trace or its header chunk is unreadable.
   static Status Open(const std::string& path, std::unique_ptr<TraceReader>* out);
+  // The same for a file's bytes held in memory, named `name` in messages:
+  // some of them will do (a remote object's header read by a ranged GET).
+  static Status OpenBytes(const std::string& name, std::string bytes, std::unique_ptr<TraceReader>* out);
   ~TraceReader();
   TraceReader(const TraceReader&) = delete;
   TraceReader& operator=(const TraceReader&) = delete;
@@ -64,6 +79,10 @@ class TraceReader {
 
  private:
   TraceReader(std::FILE* file, std::string path);
+  // Checks the magic and reads the header of a reader just made.
+  static Status Start(std::unique_ptr<TraceReader> reader, std::unique_ptr<TraceReader>* out);
+  // The size of the file now (it may grow while being written).
+  bool FileSize(std::uint64_t* size) const;
   enum class ChunkResult { kOk, kEnd, kProblem };
   // Reads one chunk; on kOk `tag` and `payload_` hold it, decoded.
   ChunkResult ReadChunk(std::string* tag);
@@ -79,6 +98,8 @@ class TraceReader {
 
   std::FILE* file_;
   std::string path_;
+  std::string bytes_;  // the file, for OpenBytes (file_ reads it)
+  bool in_memory_ = false;
   std::uint64_t offset_ = 0;
   void* zstd_context_ = nullptr;  // ZSTD_DCtx
   std::string stored_;

@@ -19,6 +19,7 @@ from conftest import REPO
         "torch_auto_hooks.py",
         "scale_benchmark.py",
         "diagnose_benchmark.py",
+        "s3_dask_benchmark.py",
     ],
 )
 def test_benchmark_quick_mode_runs(script: str, tmp_path) -> None:

@@ -10,7 +10,7 @@ import textwrap
 from typing import Any
 
 from smppy import analysis
-from smppy._inputs import add_summary_arguments, require_readable, resolve_traces
+from smppy._inputs import add_summary_arguments, require_readable, summary_input
 from smppy.diagnose import Finding, diagnose
 from smppy.diagnose.steps import ms
 
@@ -42,7 +42,7 @@ def print_findings(findings: list[Finding], limit: int | None = None) -> None:
 
 
 def cmd_diagnose(args: argparse.Namespace) -> int:
-    path = resolve_traces(args.path)
+    path = summary_input(args.path)
     summary = analysis.summarize(
         path,
         step_pattern=args.step_pattern,

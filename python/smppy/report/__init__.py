@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from smppy import analysis
-from smppy._inputs import require_readable, resolve_traces
+from smppy._inputs import require_readable, summary_input
 from smppy._parallel_summary import add_worker_arguments
 from smppy.diagnose import diagnose
 from smppy.report.html_document import PlotlyMissingError, plotly_bundle, render_html, write_page
@@ -41,7 +41,7 @@ def build_report(
         raise ValueError(f"--top-k must be at least 1, not {top_k}")
     chart_library = plotly_bundle()  # before reading the traces: a missing plotly fails fast
     summary = analysis.summarize(
-        resolve_traces(location),
+        summary_input(location),
         step_pattern=step_pattern,
         top_k=max(top_k, LISTED_KERNELS),
         progress=progress,
@@ -95,7 +95,7 @@ def add_parser(subparsers: Any) -> None:
         help="write the job's dashboard as one self-contained HTML file",
         description="Write the job's dashboard (docs/REPORT.md) as one HTML file that opens offline.",
     )
-    parser.add_argument("path", help="a trace file or a directory of them (searched recursively)")
+    parser.add_argument("path", help="a trace file, a directory of them (searched recursively) or s3://...")
     parser.add_argument(
         "-o", "--output", default="report.html", help="the HTML file to write (default report.html)"
     )
