@@ -4,6 +4,7 @@
 // unlike std::unordered_map it allocates only when it grows, not per entry.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <utility>
@@ -19,7 +20,7 @@ class FlatIdMap {
 
   // The value of `id`, or nullptr.
   Value* Find(std::uint32_t id) {
-    if (slots_.empty()) return nullptr;
+    if (!MayHold(id)) return nullptr;
     for (std::size_t i = Home(id);; i = (i + 1) & mask_) {
       Slot& slot = slots_[i];
       if (!slot.used) return nullptr;
@@ -30,6 +31,7 @@ class FlatIdMap {
   // The value of `id`, value-initialized if it was absent; `added` says which.
   Value& FindOrAdd(std::uint32_t id, bool* added) {
     if ((size_ + 1) * 2 > slots_.size()) Grow();
+    largest_id_ = std::max(largest_id_, id);
     std::size_t i = Home(id);
     for (; slots_[i].used; i = (i + 1) & mask_) {
       if (slots_[i].id == id) {
@@ -50,7 +52,7 @@ class FlatIdMap {
 
   // Removes `id`, moving its value to `*value` (when not null); false if it was absent.
   bool Take(std::uint32_t id, Value* value) {
-    if (slots_.empty()) return false;
+    if (!MayHold(id)) return false;
     std::size_t hole = Home(id);
     for (;; hole = (hole + 1) & mask_) {
       if (!slots_[hole].used) return false;
@@ -74,6 +76,7 @@ class FlatIdMap {
 
   // Empties the map, keeping its memory.
   void Clear() {
+    largest_id_ = 0;
     if (size_ == 0) return;
     for (Slot& slot : slots_) slot = Slot{};
     size_ = 0;
@@ -85,6 +88,11 @@ class FlatIdMap {
     bool used = false;
     Value value{};
   };
+
+  // False when `id` cannot be there: the map is empty, or no id as large was
+  // ever added (correlation ids count up, so most lookups of an id not seen
+  // yet end here, before a cache miss on its slot).
+  bool MayHold(std::uint32_t id) const { return size_ > 0 && id <= largest_id_; }
 
   std::size_t Home(std::uint32_t id) const {
     // Fibonacci hashing: consecutive ids (correlation ids count up) spread out.
@@ -109,6 +117,7 @@ class FlatIdMap {
   std::vector<Slot> slots_;
   std::size_t size_ = 0;
   std::size_t mask_ = 0;
+  std::uint32_t largest_id_ = 0;  // no id above it was added since the last Clear
   int shift_ = 64;
 };
 

@@ -130,8 +130,14 @@ void GpuIdleBreakdown::AddFrame(const TraceFileEntry& file, const internal::Fram
     }
   }
   if (frame.has_api_calls && frame.api_calls_status.ok()) {
+    // Names point into the frame's strings: a name at the same place is the same name.
+    std::string_view name;
+    ApiCallRole role = ApiCallRoleOf(name);
     for (const auto& call : frame.api_calls) {
-      const ApiCallRole role = ApiCallRoleOf(call.name);
+      if (call.name.data() != name.data() || call.name.size() != name.size()) {
+        name = call.name;
+        role = ApiCallRoleOf(name);
+      }
       if (role == ApiCallRole::kOther) continue;
       const std::int64_t start = call.start_ns + offset;
       Add(start, start + call.dur_ns, role == ApiCallRole::kLaunch ? kLaunch : kSync);
@@ -169,10 +175,12 @@ void GpuIdleBreakdown::SweepIfDue() {
   if (pending_.size() > options_.max_pending) {
     // Bounded: the half that ends first is swept even if later rows may still
     // reach back into it (every pending interval ends after swept_ns_).
-    auto middle = pending_.begin() + static_cast<std::ptrdiff_t>(pending_.size() / 2);
-    std::nth_element(pending_.begin(), middle, pending_.end(),
-                     [](const Interval& a, const Interval& b) { return a.end_ns < b.end_ns; });
-    frontier = std::max(frontier, middle->end_ns);
+    // (Found among a copy of the ends: pending_ keeps its arrival order, whose runs SortEvents merges.)
+    ends_.clear();
+    for (const Interval& interval : pending_) ends_.push_back(interval.end_ns);
+    auto middle = ends_.begin() + static_cast<std::ptrdiff_t>(ends_.size() / 2);
+    std::nth_element(ends_.begin(), middle, ends_.end());
+    frontier = std::max(frontier, *middle);
   }
   if (frontier > swept_ns_) SweepTo(frontier);
 }
@@ -191,7 +199,7 @@ void GpuIdleBreakdown::SweepTo(std::int64_t frontier_ns) {
   }
   pending_.resize(kept);
   swept_ns_ = frontier_ns;
-  std::sort(events_.begin(), events_.end(), [](const Event& a, const Event& b) { return a.time_ns < b.time_ns; });
+  SortEvents();
 
   std::array<int, kCompute> host{};                                 // open intervals per host track
   std::vector<std::array<int, 3>> device(stream_->devices.size());  // compute, copy, communication
@@ -230,6 +238,30 @@ void GpuIdleBreakdown::SweepTo(std::int64_t frontier_ns) {
     } else {
       device[event.device][event.track - kCompute] += event.delta;
     }
+  }
+}
+
+void GpuIdleBreakdown::SortEvents() {
+  const auto earlier = [](const Event& a, const Event& b) { return a.time_ns < b.time_ns; };
+  run_starts_.clear();
+  for (std::size_t i = 0; i < events_.size(); ++i) {
+    if (i == 0 || earlier(events_[i], events_[i - 1])) run_starts_.push_back(i);
+  }
+  // Merges neighbouring runs pairwise until one is left.
+  while (run_starts_.size() > 1) {
+    merged_.resize(events_.size());
+    std::size_t merged_runs = 0;
+    for (std::size_t r = 0; r < run_starts_.size(); r += 2) {
+      const auto at = [this](std::size_t run) {
+        return events_.begin() +
+               static_cast<std::ptrdiff_t>(run < run_starts_.size() ? run_starts_[run] : events_.size());
+      };
+      std::merge(at(r), at(r + 1), at(r + 1), at(r + 2), merged_.begin() + static_cast<std::ptrdiff_t>(run_starts_[r]),
+                 earlier);
+      run_starts_[merged_runs++] = run_starts_[r];
+    }
+    run_starts_.resize(merged_runs);
+    events_.swap(merged_);
   }
 }
 

@@ -103,6 +103,10 @@ class GpuIdleBreakdown {
   // Sweeps what is pending up to `frontier_ns`, keeping what reaches past it.
   void SweepTo(std::int64_t frontier_ns);
   void SweepIfDue();
+  // Sorts events_ by time, merging the ascending runs they come in (each
+  // track's intervals arrive in start order: a batch is a few long runs). Events
+  // at the same time may come in any order: the sweep adds no time between them.
+  void SortEvents();
   // The "devices" list: each GPU's host, rank, pid and device, then `fields`.
   void WriteDevices(JsonWriter& out, const std::function<void(const Stream&, const GpuIdleTotals&)>& fields) const;
 
@@ -115,7 +119,10 @@ class GpuIdleBreakdown {
   Stream* stream_ = nullptr;
   std::uint32_t last_device_ = 0;  // DeviceIndex's previous answer
   std::vector<Interval> pending_;
-  std::vector<Event> events_;  // SweepTo's, reused
+  std::vector<Event> events_;            // SweepTo's, reused
+  std::vector<Event> merged_;            // SortEvents' buffer
+  std::vector<std::size_t> run_starts_;  // SortEvents' runs
+  std::vector<std::int64_t> ends_;       // SweepIfDue's, reused
   std::int64_t swept_ns_ = INT64_MIN;
   std::int64_t newest_ns_ = INT64_MIN;
   std::int64_t longest_step_ns_ = 0;

@@ -68,6 +68,13 @@ double Share(std::int64_t part, std::int64_t total) {
   return total > 0 ? static_cast<double>(part) / static_cast<double>(total) : 0.0;
 }
 
+// Ranges by start, then depth: the innermost range open at t is the last one
+// starting at or before t that has not ended by t.
+template <typename Range>
+bool StartsEarlier(const Range& a, const Range& b) {
+  return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.depth < b.depth;
+}
+
 }  // namespace
 
 GpuMetrics::GpuMetrics(const SummaryOptions& options, std::int64_t origin_ns)
@@ -93,6 +100,9 @@ void GpuMetrics::BeginStream(const ProcessStream& stream) {
   unclaimed_.Clear();
   unclaimed_order_.clear();
   ranges_.clear();
+  ranges_out_of_order_ = 0;
+  range_search_.Clear();
+  range_search_is_ranges_ = true;
   newest_ns_ = 0;
 }
 
@@ -192,13 +202,29 @@ void GpuMetrics::AddRanges(const internal::FrameRows& frame) {
   for (const auto& row : frame.annotations) {
     RangeName*& name = frame_range_names_[row.name_index];
     if (name == nullptr) name = &*range_names_.try_emplace(std::string(row.name), nullptr).first;
-    ranges_.push_back(OpenRange{row.start_ns, row.start_ns + row.dur_ns, row.depth, name});
+    PushRange(OpenRange{row.start_ns, row.start_ns + row.dur_ns, row.depth, name});
   }
   if (ranges_.size() <= options_.max_pending) return;
   // Bounded: the work waiting for inference is resolved with the ranges
   // known now before the oldest ranges are forgotten.
   InferAttribution(0);
-  while (ranges_.size() > options_.max_pending) ranges_.pop_front();
+  while (ranges_.size() > options_.max_pending) PopRange();
+}
+
+void GpuMetrics::PushRange(const OpenRange& range) {
+  if (!ranges_.empty() && StartsEarlier(range, ranges_.back())) ++ranges_out_of_order_;
+  ranges_.push_back(range);
+  if (ranges_out_of_order_ > 0) {
+    range_search_is_ranges_ = false;
+  } else if (range_search_is_ranges_) {
+    range_search_.Add(range.start_ns, range.end_ns);
+  }
+}
+
+void GpuMetrics::PopRange() {
+  if (ranges_.size() > 1 && StartsEarlier(ranges_[1], ranges_[0])) --ranges_out_of_order_;
+  ranges_.pop_front();
+  if (range_search_is_ranges_) range_search_.PopFront();
 }
 
 void GpuMetrics::NoteUnclaimed(const internal::GpuActivityRow& row) {
@@ -215,20 +241,20 @@ void GpuMetrics::NoteUnclaimed(const internal::GpuActivityRow& row) {
 
 void GpuMetrics::InferAttribution(std::size_t keep) {
   if (unclaimed_order_.size() <= keep) return;
-  // By start, then depth: the innermost range open at t is the last one
-  // starting at or before t that has not ended by t. Ranges arrive about in
-  // start order (each frame's table is sorted): most calls find them sorted
-  // already, and sort nothing.
-  const auto earlier = [](const OpenRange& a, const OpenRange& b) {
-    return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.depth < b.depth;
-  };
+  // Ranges arrive about in start order (each frame's table is sorted): most
+  // calls find them sorted, and range_search_ kept in step with them.
   std::vector<const OpenRange*> sorted;  // by start, when ranges_ are not
-  range_search_.Clear();
-  if (std::is_sorted(ranges_.begin(), ranges_.end(), earlier)) {
-    for (const OpenRange& range : ranges_) range_search_.Add(range.start_ns, range.end_ns);
+  if (ranges_out_of_order_ == 0) {
+    if (!range_search_is_ranges_) {
+      range_search_.Clear();
+      for (const OpenRange& range : ranges_) range_search_.Add(range.start_ns, range.end_ns);
+      range_search_is_ranges_ = true;
+    }
   } else {
     for (const OpenRange& range : ranges_) sorted.push_back(&range);
-    std::sort(sorted.begin(), sorted.end(), [&](const OpenRange* a, const OpenRange* b) { return earlier(*a, *b); });
+    std::sort(sorted.begin(), sorted.end(),
+              [](const OpenRange* a, const OpenRange* b) { return StartsEarlier(*a, *b); });
+    range_search_.Clear();
     for (const OpenRange* range : sorted) range_search_.Add(range->start_ns, range->end_ns);
   }
   const auto by_start = [&](std::size_t i) -> const OpenRange& { return sorted.empty() ? ranges_[i] : *sorted[i]; };

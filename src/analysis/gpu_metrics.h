@@ -135,6 +135,9 @@ class GpuMetrics {
   void AddHostCopy(const internal::GpuActivityRow& row);
   void AddAnnotationTime(AnnotationGpu* annotation, std::int64_t time_ns, std::uint64_t activities);
   void AddRanges(const internal::FrameRows& frame);
+  // Appends a range to ranges_ or forgets the oldest, keeping range_search_ in step while they are sorted.
+  void PushRange(const OpenRange& range);
+  void PopRange();
   void NoteUnclaimed(const internal::GpuActivityRow& row);
   // Gives unclaimed work to the innermost range open at its launch, oldest
   // first, until at most `keep` remain.
@@ -152,8 +155,11 @@ class GpuMetrics {
   PendingById<std::int64_t> launch_of_;  // API call start by correlation id, for NoteUnclaimed
   FlatIdMap<Unclaimed> unclaimed_;
   std::deque<std::uint32_t> unclaimed_order_;
-  std::deque<OpenRange> ranges_;                                 // in arrival (about end) order, bounded
+  std::deque<OpenRange> ranges_;  // in arrival (about end) order, bounded
+  // Adjacent pairs of ranges_ out of start order: ranges_ are sorted when there are none.
+  std::size_t ranges_out_of_order_ = 0;
   OpenRangeSearch range_search_;                                 // ranges_ by start, for InferAttribution
+  bool range_search_is_ranges_ = true;                           // range_search_ holds ranges_ as they are (sorted)
   std::unordered_map<std::string, AnnotationGpu*> range_names_;  // the names ranges_ point to
   std::vector<RangeName*> frame_range_names_;                    // by index in the frame's strings, for one frame
   std::uint64_t evicted_correlations_ = 0;

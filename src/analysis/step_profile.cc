@@ -135,6 +135,9 @@ void StepProfile::CloseStep(const internal::AnnotationRow& row, const Name* name
   // Phases: one level under the step on its thread, or at its level between
   // the previous step and this one; data waits at any depth on its thread.
   auto& pending = s.pending;
+  // Phases gather in a buffer kept from step to step: only the steps kept one by one copy them.
+  auto& phases = phases_;
+  phases.clear();
   // Pending annotations are in start order (rows come sorted by start, frames in time order), so
   // this step's own lie before the first that starts after it ends: only those are looked at.
   std::size_t scanned = 0;
@@ -150,9 +153,9 @@ void StepProfile::CloseStep(const internal::AnnotationRow& row, const Name* name
     const bool inside = a.start_ns >= start;
     const bool phase = (inside && a.depth == row.depth + 1) || (!inside && a.depth == row.depth);
     if (phase) {
-      auto it = std::find_if(step.phases.begin(), step.phases.end(), [&](const auto& p) { return p.first == a.name; });
-      if (it == step.phases.end()) {
-        step.phases.emplace_back(a.name, a.end_ns - a.start_ns);
+      auto it = std::find_if(phases.begin(), phases.end(), [&](const auto& p) { return p.first == a.name; });
+      if (it == phases.end()) {
+        phases.emplace_back(a.name, a.end_ns - a.start_ns);
       } else {
         it->second += a.end_ns - a.start_ns;
       }
@@ -162,9 +165,7 @@ void StepProfile::CloseStep(const internal::AnnotationRow& row, const Name* name
     }
   }
   pending.erase(pending.begin(), pending.begin() + static_cast<std::ptrdiff_t>(kept_from));
-  for (const auto& [phase, ns] : step.phases) s.phase_ns[phase] += ns;
-  std::sort(step.phases.begin(), step.phases.end(),
-            [](const auto& a, const auto& b) { return a.first->text < b.first->text; });
+  for (const auto& [phase, ns] : phases) s.phase_ns[phase] += ns;
   auto& samples = s.pending_samples;
   while (!samples.empty() && samples.front().ts_ns <= end) {
     if (samples.front().ts_ns >= start) AddTo(step.counters, samples.front());
@@ -174,7 +175,11 @@ void StepProfile::CloseStep(const internal::AnnotationRow& row, const Name* name
   s.step_time_ns += step.dur_ns + step.gap_before_ns;
   s.data_wait_ns += step.data_wait_ns;
   s.last_step_end_ns = std::max(s.last_step_end_ns, end);
-  if (static_cast<std::int64_t>(s.steps.size()) < max_steps_) s.steps.push_back(std::move(step));
+  if (static_cast<std::int64_t>(s.steps.size()) >= max_steps_) return;
+  step.phases.assign(phases.begin(), phases.end());
+  std::sort(step.phases.begin(), step.phases.end(),
+            [](const auto& a, const auto& b) { return a.first->text < b.first->text; });
+  s.steps.push_back(std::move(step));
 }
 
 void StepProfile::WriteCounters(const CounterSum* sums, JsonWriter& out) {

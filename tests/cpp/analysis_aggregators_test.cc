@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <deque>
 #include <numeric>
 #include <queue>
 #include <random>
@@ -231,6 +232,34 @@ TEST(OpenRangeSearch, FindsTheLastRangeOpenAtEachTimeAsAScanWould) {
       }
       ASSERT_EQ(search.LastOpenAt(t), expected) << "trial " << trial << " t " << t;
     }
+  }
+}
+
+TEST(OpenRangeSearch, ASlidingWindowAnswersAsASearchOfTheRangesKept) {
+  std::mt19937_64 random(5);
+  OpenRangeSearch search;
+  std::deque<std::pair<std::int64_t, std::int64_t>> kept;  // (start, end), in start order
+  std::int64_t start = 0;
+  for (int step = 0; step < 30000; ++step) {
+    // Appends and forgets in bursts, so the window grows, shrinks and is compacted.
+    if (random() % 4 != 0 || kept.empty()) {
+      start += static_cast<std::int64_t>(random() % 50);
+      const std::int64_t lengths[] = {5, 60, 3000, 100000};
+      kept.emplace_back(start, start + static_cast<std::int64_t>(random() % lengths[random() % 4]));
+      search.Add(kept.back().first, kept.back().second);
+    } else {
+      for (auto n = random() % 5; n > 0 && !kept.empty(); --n) {
+        kept.pop_front();
+        search.PopFront();
+      }
+    }
+    ASSERT_EQ(search.size(), kept.size());
+    const std::int64_t t = start - static_cast<std::int64_t>(random() % 5000);
+    std::ptrdiff_t expected = -1;
+    for (std::size_t i = 0; i < kept.size() && kept[i].first <= t; ++i) {
+      if (kept[i].second > t) expected = static_cast<std::ptrdiff_t>(i);
+    }
+    ASSERT_EQ(search.LastOpenAt(t), expected) << "step " << step << " t " << t;
   }
 }
 
