@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import threading
+import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
@@ -21,12 +23,26 @@ def usable_cores() -> int:
     return len(os.sched_getaffinity(0))
 
 
-def _single_threaded() -> bool:
-    """True when this process runs one thread (Python's and native ones alike)."""
+# A Python thread that was just joined (the previous pool's manager thread) can still be
+# an OS thread for a few milliseconds: how long to wait for it to be gone.
+THREAD_EXIT_WAIT_S = 0.1
+
+
+def _os_threads() -> int:
     try:
-        return len(os.listdir("/proc/self/task")) == 1
+        return len(os.listdir("/proc/self/task"))
     except OSError:
-        return False
+        return 0  # unknown: never taken for single-threaded
+
+
+def _single_threaded() -> bool:
+    """True when this process runs one thread (Python's and native ones alike). When Python
+    knows of no other thread but the OS still lists one, waits up to THREAD_EXIT_WAIT_S for it
+    to end (the OS thread of a thread just joined outlives its join briefly)."""
+    deadline = time.monotonic() + THREAD_EXIT_WAIT_S
+    while (count := _os_threads()) > 1 and threading.active_count() == 1 and time.monotonic() < deadline:
+        time.sleep(0.002)
+    return count == 1
 
 
 def worker_context(preload: str) -> Any:

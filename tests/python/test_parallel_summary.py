@@ -68,6 +68,17 @@ def test_workers_are_forks_only_of_a_single_threaded_process() -> None:
         waiting.join()
 
 
+def test_an_os_thread_outliving_its_join_is_waited_for(monkeypatch) -> None:
+    # A joined thread's OS thread lingers for a moment (a previous pool's manager thread):
+    # the next call still forks, once the OS lists one thread.
+    listed = iter([2, 2, 2, 1])
+    monkeypatch.setattr(_local_workers, "_os_threads", lambda: next(listed))
+    assert _local_workers._single_threaded()
+    monkeypatch.setattr(_local_workers, "_os_threads", lambda: 2)
+    monkeypatch.setattr(_local_workers, "THREAD_EXIT_WAIT_S", 0.01)
+    assert not _local_workers._single_threaded()  # a native thread that stays: a forkserver
+
+
 def test_summarize_defaults_to_the_usable_cores_and_takes_jobs(job: list[str], monkeypatch) -> None:
     one = analysis.summarize(job, jobs=1)
     pools: list[int] = []
