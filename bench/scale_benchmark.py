@@ -147,7 +147,7 @@ def rate_and_merge_cost(paths: list[str], events: int) -> tuple[float, float]:
     _smppy.summarize(paths)
     rate = events / (time.process_time() - started)
     streams, _ = _smppy.job_streams(paths)
-    partials = [(s, _smppy.partial_summary([s])) for s in streams]
+    partials = [(s.bytes, _smppy.partial_summary([s])) for s in streams]
     started = time.process_time()
     _parallel_summary._merge_as_they_come(partials, 0, None)  # as the parent merges
     return rate, (time.process_time() - started) / len(partials)

@@ -26,23 +26,50 @@ def scheduler_from_env(scheduler: str | None) -> str | None:
     return scheduler or os.environ.get(SCHEDULER_ENV) or None
 
 
+# Local workers get about this many tasks each: enough to even out streams of unequal size,
+# few enough that a job of many small streams is not dominated by per-task costs (sending a
+# task, running it, merging its partial: ~1 ms each, docs/BENCHMARKS.md section 16).
+TASKS_PER_WORKER = 4
+
+
 def stream_partial(stream: Any, options: dict[str, Any]) -> bytes:
-    """The partial summary of one process stream: what a worker runs."""
+    """The partial summary of one process stream: what a Dask task computes."""
     return _smppy.partial_summary([stream], **options)
 
 
+def streams_partial(streams: Sequence[Any], options: dict[str, Any]) -> bytes:
+    """The partial summary of some process streams: what a local worker's task computes."""
+    return _smppy.partial_summary(list(streams), **options)
+
+
+def task_groups(streams: Sequence[Any], jobs: int) -> list[list[Any]]:
+    """``streams`` in reading order cut into at most ``jobs * TASKS_PER_WORKER`` runs of
+    about equal bytes: a stream goes to the share its middle byte falls in (so a stream
+    larger than a share is a task of its own)."""
+    tasks = min(len(streams), jobs * TASKS_PER_WORKER)
+    share = max(1, sum(stream.bytes for stream in streams)) / tasks
+    groups: dict[int, list[Any]] = {}
+    before = 0
+    for stream in streams:
+        index = min(tasks - 1, int((before + stream.bytes / 2) / share))
+        groups.setdefault(index, []).append(stream)
+        before += stream.bytes
+    return list(groups.values())
+
+
 def _merge_as_they_come(
-    partials: Iterable[tuple[Any, bytes]], total_bytes: int, progress: Progress | None
+    partials: Iterable[tuple[int, bytes]], total_bytes: int, progress: Progress | None
 ) -> bytes:
+    """Merges ``(trace bytes it covers, partial)`` pairs into one partial."""
     # Merging decodes every partial it is given: pending ones are merged MERGE_BATCH at a
     # time into the running result, not one by one (the result grows with the streams).
     pending: list[bytes] = []
     done = 0
-    for stream, partial in partials:
+    for covered, partial in partials:
         pending.append(partial)
         if len(pending) > MERGE_BATCH:
             pending = [_smppy.merge_partial_summaries(pending)]
-        done += stream.bytes
+        done += covered
         if progress:
             progress(done, total_bytes)
     return _smppy.merge_partial_summaries(pending)
@@ -50,8 +77,10 @@ def _merge_as_they_come(
 
 def _on_local_workers(
     streams: Sequence[Any], options: dict[str, Any], jobs: int
-) -> Iterable[tuple[Any, bytes]]:
-    return on_local_workers(stream_partial, streams, jobs, work="summary", options=options)
+) -> Iterable[tuple[int, bytes]]:
+    groups = task_groups(streams, jobs)
+    for group, partial in on_local_workers(streams_partial, groups, jobs, work="summary", options=options):
+        yield sum(stream.bytes for stream in group), partial
 
 
 def _on_dask(
@@ -60,8 +89,9 @@ def _on_dask(
     task: Callable[..., bytes],
     *per_stream: Sequence[Any],
     **common: Any,
-) -> Iterable[tuple[Any, bytes]]:
-    """``task(stream, *its items of per_stream, **common)`` for each stream on the cluster's workers."""
+) -> Iterable[tuple[int, bytes]]:
+    """``(stream.bytes, task(stream, *its items of per_stream, **common))`` for each stream, computed
+    on the cluster's workers, as they finish."""
     try:
         from distributed import Client
         from distributed import as_completed as dask_as_completed
@@ -75,7 +105,7 @@ def _on_dask(
         futures = client.map(task, streams, *per_stream, pure=False, **common)
         stream_of = {future.key: stream for future, stream in zip(futures, streams)}
         for future, partial in dask_as_completed(futures, with_results=True):
-            yield stream_of[future.key], partial
+            yield stream_of[future.key].bytes, partial
 
 
 def _workers(jobs: int | None) -> int:

@@ -55,7 +55,7 @@ def summarize(
     """The summary of every rank file under ``path`` (a file, a directory
     searched recursively, a list of them, or ``s3://bucket/prefix``: docs/S3.md),
     as the JSON-able dict that docs/ANALYSIS.md specifies. ``progress(done_bytes, total_bytes)`` is called
-    after each frame and each file (after each process stream on workers).
+    after each frame and each file (after each task on workers).
     ``data_wait_pattern`` (a regex, whole name; default ``InputWait``) names the
     annotations during which the host waits for input data. ``max_profiled_steps``:
     the steps per process listed one by one in ``step_profile`` (the totals count

@@ -14,6 +14,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import worker_crash
@@ -37,12 +38,14 @@ def job(tmp_path: Path) -> list[str]:
     return [str(synthetic_gpu_job(tmp_path / "job"))]
 
 
+@pytest.mark.parametrize("tasks_per_worker", [1, 4])  # 1: tasks of several streams
 @pytest.mark.parametrize("start", ["fork", "forkserver"])
 @pytest.mark.parametrize("merge_batch", [1, 32])  # 1: the running result merged with each partial
 def test_local_workers_give_the_in_process_bytes(
-    job: list[str], merge_batch: int, start: str, monkeypatch
+    job: list[str], merge_batch: int, start: str, tasks_per_worker: int, monkeypatch
 ) -> None:
     monkeypatch.setattr(_parallel_summary, "MERGE_BATCH", merge_batch)
+    monkeypatch.setattr(_parallel_summary, "TASKS_PER_WORKER", tasks_per_worker)
     monkeypatch.setattr(_local_workers, "_single_threaded", lambda: start == "fork")
     reported: list[tuple[int, int]] = []
     text = _parallel_summary.summary_text(
@@ -50,8 +53,20 @@ def test_local_workers_give_the_in_process_bytes(
     )
     assert text == in_process(job)
     assert json.loads(text)["warnings"]  # the damaged files of the job are still named
-    streams = analysis.job_streams(job).streams
-    assert len(reported) == len(streams) and reported[-1][0] == reported[-1][1]
+    tasks = _parallel_summary.task_groups(analysis.job_streams(job).streams, 2)
+    assert len(reported) == len(tasks) and reported[-1][0] == reported[-1][1]
+    assert (len(tasks) == 2) == (tasks_per_worker == 1)
+
+
+def test_task_groups_keep_the_order_and_even_out_bytes() -> None:
+    streams = [SimpleNamespace(bytes=b) for b in [10] * 60 + [500] + [10] * 4]
+    groups = _parallel_summary.task_groups(streams, 2)
+    assert [s for group in groups for s in group] == streams
+    assert len(groups) <= 2 * _parallel_summary.TASKS_PER_WORKER
+    sizes = [sum(s.bytes for s in group) for group in groups]
+    assert [500] in [[s.bytes for s in group] for group in groups]  # larger than a share: alone
+    assert max(size for size in sizes if size != 500) <= 2 * 1140 / 8
+    assert _parallel_summary.task_groups(streams[:3], 4) == [[s] for s in streams[:3]]
 
 
 def test_workers_are_forks_only_of_a_single_threaded_process() -> None:
@@ -100,7 +115,7 @@ def test_summarize_defaults_to_the_usable_cores_and_takes_jobs(job: list[str], m
 
 
 def test_a_worker_that_dies_is_an_error_not_a_hang(job: list[str], monkeypatch) -> None:
-    monkeypatch.setattr(_parallel_summary, "stream_partial", worker_crash.kill_this_process)
+    monkeypatch.setattr(_parallel_summary, "streams_partial", worker_crash.kill_this_process)
     with pytest.raises(RuntimeError, match="worker process ended abruptly"):
         _parallel_summary.summary_text(job, OPTIONS, jobs=2, scheduler=None, progress=None)
 
