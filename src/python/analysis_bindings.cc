@@ -127,8 +127,7 @@ JobStream WithFiles(const JobStream& s, const std::vector<std::pair<std::string,
 
 py::bytes PartialSummary(const std::vector<JobStream>& job_streams, const std::string& step_pattern,
                          const std::string& data_wait_pattern, int top_k, int max_buckets,
-                         std::int64_t reorder_window_ns, std::int64_t max_profiled_steps,
-                         const py::object& progress) {
+                         std::int64_t reorder_window_ns, std::int64_t max_profiled_steps, const py::object& progress) {
   const SummaryOptions options =
       OptionsFrom(step_pattern, data_wait_pattern, top_k, max_buckets, reorder_window_ns, max_profiled_steps);
   std::vector<smprof::analysis::ProcessStream> streams;
