@@ -88,6 +88,7 @@ def test_an_os_thread_outliving_its_join_is_waited_for(monkeypatch) -> None:
     # the next call still forks, once the OS lists one thread.
     listed = iter([2, 2, 2, 1])
     monkeypatch.setattr(_local_workers, "_os_threads", lambda: next(listed))
+    monkeypatch.setattr(threading, "active_count", lambda: 1)  # Python knows of no other thread
     assert _local_workers._single_threaded()
     monkeypatch.setattr(_local_workers, "_os_threads", lambda: 2)
     monkeypatch.setattr(_local_workers, "THREAD_EXIT_WAIT_S", 0.01)
