@@ -23,6 +23,20 @@ def usable_cores() -> int:
     return len(os.sched_getaffinity(0))
 
 
+def worker_count(jobs: int | None) -> int:
+    """``jobs``, or the usable cores when it is not given; ValueError below 1."""
+    if jobs is not None and jobs < 1:
+        raise ValueError(f"jobs must be at least 1, not {jobs}")
+    return jobs if jobs is not None else usable_cores()
+
+
+def stays_in_process(streams: Sequence[Any], jobs: int | None) -> bool:
+    """True when a job's streams are worked on in this process rather than on workers: a single
+    stream, one worker, or (``jobs`` not given) fewer than IN_PROCESS_BELOW_BYTES of traces."""
+    small = jobs is None and sum(stream.bytes for stream in streams) < IN_PROCESS_BELOW_BYTES
+    return len(streams) <= 1 or worker_count(jobs) == 1 or small
+
+
 # A Python thread that was just joined (the previous pool's manager thread) can still be
 # an OS thread for a few milliseconds: how long to wait for it to be gone.
 THREAD_EXIT_WAIT_S = 0.1

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from smppy import _smppy
-from smppy._local_workers import IN_PROCESS_BELOW_BYTES, add_jobs_argument, on_local_workers, usable_cores
+from smppy._local_workers import add_jobs_argument, on_local_workers, stays_in_process, worker_count
 
 SCHEDULER_ENV = "SMPROF_DASK_SCHEDULER"
 # Partials held in the parent before they are merged into the running result.
@@ -108,15 +108,8 @@ def _on_dask(
             yield stream_of[future.key].bytes, partial
 
 
-def _workers(jobs: int | None) -> int:
-    if jobs is not None and jobs < 1:
-        raise ValueError(f"jobs must be at least 1, not {jobs}")
-    return jobs if jobs is not None else usable_cores()
-
-
 def _in_this_process(streams: Sequence[Any], jobs: int | None, scheduler: str | None) -> bool:
-    small = jobs is None and sum(stream.bytes for stream in streams) < IN_PROCESS_BELOW_BYTES
-    return len(streams) <= 1 or (scheduler is None and (_workers(jobs) == 1 or small))
+    return len(streams) <= 1 if scheduler is not None else stays_in_process(streams, jobs)
 
 
 def summary_text(
@@ -134,7 +127,7 @@ def summary_text(
     default ``$SMPROF_DASK_SCHEDULER``).
     The text is the same, byte for byte, whichever way."""
     scheduler = scheduler_from_env(scheduler)
-    if scheduler is None and _workers(jobs) == 1:
+    if scheduler is None and worker_count(jobs) == 1:
         return _smppy.summarize(paths, progress=progress, **options)
     streams, warnings = _smppy.job_streams(paths)
     if _in_this_process(streams, jobs, scheduler):
@@ -161,22 +154,34 @@ def streams_summary_text(
     if scheduler is not None:
         partials = _on_dask(streams, scheduler, stream_partial, options=options)
     else:
-        partials = _on_local_workers(streams, options, _workers(jobs))
+        partials = _on_local_workers(streams, options, worker_count(jobs))
     total = sum(stream.bytes for stream in streams)
     return _smppy.summary_from_partial(_merge_as_they_come(partials, total, progress), warnings)
 
 
 def s3_summary_text(
-    location: str, options: dict[str, Any], *, scheduler: str, progress: Progress | None
+    location: str,
+    options: dict[str, Any],
+    *,
+    jobs: int | None,
+    scheduler: str | None,
+    progress: Progress | None,
 ) -> bytes:
-    """The summary JSON text of the trace objects under ``location`` (``s3://bucket/prefix``)
-    computed on the Dask cluster at ``scheduler``, whose workers download their streams' objects
-    themselves: this process reads only the objects' ends (``smppy._s3_streams``). Raises
-    FileNotFoundError without trace objects, ValueError when no header could be read."""
+    """The summary JSON text of the trace objects under ``location`` (``s3://bucket/prefix``),
+    its files named ``s3://bucket/key``: on the Dask cluster at ``scheduler`` (default
+    ``$SMPROF_DASK_SCHEDULER``), whose workers download their streams' objects themselves while
+    this process reads only the objects' ends (``smppy._s3_streams``); without one, from the
+    local mirror (``smppy.s3_cache``) as ``summary_text`` would. Raises FileNotFoundError without
+    trace objects, ValueError when no header could be read."""
     from smppy import _s3_streams
     from smppy.s3 import S3Uri
 
-    streams, warnings, etags = _s3_streams.job_streams(S3Uri.parse(location))
+    uri = S3Uri.parse(location)
+    scheduler = scheduler_from_env(scheduler)
+    if scheduler is None:
+        streams, warnings = _s3_streams.mirrored_streams(uri)
+        return streams_summary_text(streams, warnings, options, jobs=jobs, scheduler=None, progress=progress)
+    streams, warnings, etags = _s3_streams.job_streams(uri)
     if not streams:
         raise ValueError(f"no readable smprof trace under {location}: {'; '.join(warnings)}")
     stream_etags = [[etags[name] for name in stream.files] for stream in streams]

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from smppy import _smppy
-from smppy._parallel_summary import s3_summary_text, scheduler_from_env, streams_summary_text, summary_text
+from smppy._parallel_summary import s3_summary_text, summary_text
 
 DEFAULT_STEP_PATTERN: str = _smppy.DEFAULT_STEP_PATTERN
 DEFAULT_DATA_WAIT_PATTERN: str = _smppy.DEFAULT_DATA_WAIT_PATTERN
@@ -76,30 +76,10 @@ def summarize(
         "max_profiled_steps": max_profiled_steps,
     }
     if isinstance(path, str) and path.startswith("s3://"):
-        text = _s3_summary_text(path, options, jobs=jobs, scheduler=scheduler, progress=progress)
+        text = s3_summary_text(path, options, jobs=jobs, scheduler=scheduler, progress=progress)
     else:
         text = summary_text(_paths(path), options, jobs=jobs, scheduler=scheduler, progress=progress)
     return json.loads(text.decode("utf-8", errors="replace"))
-
-
-def _s3_summary_text(
-    location: str,
-    options: dict[str, Any],
-    *,
-    jobs: int | None,
-    scheduler: str | None,
-    progress: Progress | None,
-) -> bytes:
-    """An ``s3://`` location's summary: on a Dask cluster, whose workers read the objects
-    themselves; else from the local mirror. Files are named ``s3://bucket/key`` either way."""
-    scheduler = scheduler_from_env(scheduler)
-    if scheduler is not None:
-        return s3_summary_text(location, options, scheduler=scheduler, progress=progress)
-    from smppy._s3_streams import mirrored_streams
-    from smppy.s3 import S3Uri
-
-    streams, warnings = mirrored_streams(S3Uri.parse(location))
-    return streams_summary_text(streams, warnings, options, jobs=jobs, scheduler=None, progress=progress)
 
 
 @dataclass(frozen=True)

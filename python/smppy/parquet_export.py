@@ -24,7 +24,7 @@ from urllib.parse import quote
 
 from smppy import _smppy
 from smppy._inputs import resolve_traces
-from smppy._local_workers import IN_PROCESS_BELOW_BYTES, on_local_workers, usable_cores
+from smppy._local_workers import on_local_workers, stays_in_process, worker_count
 from smppy.analysis import TABLES
 
 # The hive partition keys, in path order: they are in the folder names, not in the files.
@@ -162,8 +162,7 @@ def export_parquet(
         raise ValueError(f"tables: unknown {sorted(unknown)}; valid: {', '.join(TABLES)}")
     if batch_rows < 1:
         raise ValueError(f"batch_rows: must be >= 1, got {batch_rows}")
-    if jobs is not None and jobs < 1:
-        raise ValueError(f"jobs must be at least 1, not {jobs}")
+    workers = worker_count(jobs)
     path = resolve_traces(os.fspath(location))
     out = Path(output)
     for table in tables:
@@ -171,10 +170,8 @@ def export_parquet(
             raise ValueError(f"{out / table} already exists: export into a new folder")
     out.mkdir(parents=True, exist_ok=True)
     options = {"tables": tuple(tables), "step_pattern": step_pattern or "", "batch_rows": batch_rows}
-    workers = jobs if jobs is not None else usable_cores()
     if workers > 1:
         streams, job_warnings = _smppy.job_streams([os.fspath(path)])
-        small = jobs is None and sum(stream.bytes for stream in streams) < IN_PROCESS_BELOW_BYTES
-        if len(streams) > 1 and not small:
+        if not stays_in_process(streams, jobs):
             return _on_workers(streams, list(job_warnings), workers, out, options)
     return _write_tables(partial(_smppy.read_table_batches, [os.fspath(path)]), out, **options)

@@ -107,7 +107,7 @@ def test_summarize_defaults_to_the_usable_cores_and_takes_jobs(job: list[str], m
     monkeypatch.setattr(_parallel_summary, "_on_local_workers", counted)
     assert analysis.summarize(job) == one  # a small job: in this process
     assert pools == []
-    monkeypatch.setattr(_parallel_summary, "IN_PROCESS_BELOW_BYTES", 0)
+    monkeypatch.setattr(_local_workers, "IN_PROCESS_BELOW_BYTES", 0)
     assert analysis.summarize(job) == one
     assert analysis.summarize(job, jobs=3) == one
     assert pools == [len(os.sched_getaffinity(0)), 3]

@@ -206,10 +206,10 @@ def test_export_defaults_to_the_usable_cores_from_4_mib(gpu_job, tmp_path: Path,
         return on_local_workers(task, items, jobs, **arguments)
 
     monkeypatch.setattr(parquet_export, "on_local_workers", counted)
-    monkeypatch.setattr(parquet_export, "usable_cores", lambda: 2)
+    monkeypatch.setattr(_local_workers, "usable_cores", lambda: 2)
     export_parquet(traces, tmp_path / "small")  # a small job: in this process
     assert pools == []
-    monkeypatch.setattr(parquet_export, "IN_PROCESS_BELOW_BYTES", 0)
+    monkeypatch.setattr(_local_workers, "IN_PROCESS_BELOW_BYTES", 0)
     export_parquet(traces, tmp_path / "cores")
     export_parquet(traces, tmp_path / "three", jobs=3)
     export_parquet(traces, tmp_path / "one", jobs=1)

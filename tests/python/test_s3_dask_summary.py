@@ -121,7 +121,7 @@ def test_workers_read_the_objects_and_the_summary_is_the_mirrors(
     recording = RecordingClient(_s3_streams.make_client())
     monkeypatch.setattr(_s3_streams, "make_client", lambda: recording)
     on_dask = _parallel_summary.s3_summary_text(
-        LOCATION, OPTIONS, scheduler=cluster.scheduler_address, progress=None
+        LOCATION, OPTIONS, jobs=None, scheduler=cluster.scheduler_address, progress=None
     )
     assert not (tmp_path / "cache").exists(), "the client mirrored the objects"
     big = "runs/job-1/host-9/rank9.smprof"
@@ -196,5 +196,5 @@ def test_workers_without_the_s3_environment_fail_with_a_clear_error(
         monkeypatch.setenv("AWS_ENDPOINT_URL_S3", s3_server.url)
         with pytest.raises(S3Error, match="cannot reach the S3 endpoint"):
             _parallel_summary.s3_summary_text(
-                LOCATION, OPTIONS, scheduler=elsewhere.scheduler_address, progress=None
+                LOCATION, OPTIONS, jobs=None, scheduler=elsewhere.scheduler_address, progress=None
             )
