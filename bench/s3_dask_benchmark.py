@@ -82,7 +82,7 @@ def main() -> None:
         _s3_streams.make_client = lambda: counting
         started = time.perf_counter()
         on_workers = _parallel_summary.s3_summary_text(
-            location, options, scheduler=cluster.scheduler_address, progress=None
+            location, options, jobs=None, scheduler=cluster.scheduler_address, progress=None
         )
         workers_s = time.perf_counter() - started
     server.stop()
