@@ -28,6 +28,12 @@ class PendingById {
     Evict();
   }
 
+  // Moves the window's clock to `time_ns` (if later), forgetting what is then too old.
+  void AdvanceTo(std::int64_t time_ns) {
+    newest_ns_ = std::max(newest_ns_, time_ns);
+    Evict();
+  }
+
   // Removes and returns the value for `id`, if waiting.
   bool Take(std::uint32_t id, Value* value) {
     Entry entry;

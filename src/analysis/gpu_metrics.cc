@@ -145,26 +145,58 @@ bool GpuMetrics::AddFrame(const TraceFileEntry& file, const internal::FrameRows&
                           std::string* error) {
   for (const auto& device : frame.tables().devices()) stream_->device_info[device.id()] = device;
   // Partners first: the API calls and annotation names this frame's GPU rows may join.
-  if (frame.has_api_calls) {
-    if (!frame.api_calls_status.ok()) {
-      *error = frame.api_calls_status.message();
-      return false;
-    }
-    for (const auto& call : frame.api_calls) {
-      span->Extend(call.start_ns + file.wall_offset_ns, call.start_ns + call.dur_ns + file.wall_offset_ns);
-      newest_ns_ = std::max(newest_ns_, call.start_ns);
-      if (call.correlation_id == 0) continue;
-      if (Unclaimed* work = unclaimed_.Find(call.correlation_id)) work->launch_ns = call.start_ns;
-      launch_of_.Put(call.correlation_id, call.start_ns, call.start_ns);
-      const TimeSpan api_call{call.start_ns, call.dur_ns};
-      TimeSpan kernel;
-      if (kernels_waiting_for_api_.Take(call.correlation_id, &kernel)) {
-        AddLaunch(api_call, kernel);
-      } else {
-        api_calls_.Put(call.correlation_id, call.start_ns, api_call);
-      }
+  if (!AddApiCalls(file, frame, span, error)) return false;
+  const bool ok = AddFrameWork(file, frame, span, error);
+  EndFrameCalls();
+  return ok;
+}
+
+bool GpuMetrics::AddApiCalls(const TraceFileEntry& file, const internal::FrameRows& frame, WallSpan* span,
+                             std::string* error) {
+  frame_calls_.clear();
+  if (frame.has_api_calls && !frame.api_calls_status.ok()) {
+    *error = frame.api_calls_status.message();
+    return false;
+  }
+  std::int64_t newest_call_ns = 0;
+  for (const auto& call : frame.api_calls) {
+    span->Extend(call.start_ns + file.wall_offset_ns, call.start_ns + call.dur_ns + file.wall_offset_ns);
+    newest_ns_ = std::max(newest_ns_, call.start_ns);
+    newest_call_ns = std::max(newest_call_ns, call.start_ns);
+    if (call.correlation_id == 0) continue;
+    if (Unclaimed* work = unclaimed_.Find(call.correlation_id)) work->launch_ns = call.start_ns;
+    FrameCall& added = frame_calls_.emplace_back();
+    added.correlation_id = call.correlation_id;
+    added.call = TimeSpan{call.start_ns, call.dur_ns};
+    TimeSpan kernel;
+    if (kernels_waiting_for_api_.Take(call.correlation_id, &kernel)) {
+      AddLaunch(added.call, kernel);
+      added.kernel_joined = true;
     }
   }
+  frame_call_index_.Build(frame_calls_.size(), [this](std::size_t i) { return frame_calls_[i].correlation_id; });
+  // The joins' clock moves with the frame's calls before its GPU rows look for older calls.
+  api_calls_.AdvanceTo(newest_call_ns);
+  launch_of_.AdvanceTo(newest_call_ns);
+  return true;
+}
+
+GpuMetrics::FrameCall* GpuMetrics::FrameCallOf(std::uint32_t id) {
+  const std::int32_t position = frame_call_index_.Find(id);
+  return position == FrameIdIndex::kAbsent ? nullptr : &frame_calls_[static_cast<std::size_t>(position)];
+}
+
+void GpuMetrics::EndFrameCalls() {
+  for (const FrameCall& call : frame_calls_) {
+    if (!call.launch_taken) launch_of_.Put(call.correlation_id, call.call.start_ns, call.call.start_ns);
+    if (!call.kernel_joined) api_calls_.Put(call.correlation_id, call.call.start_ns, call.call);
+  }
+  frame_calls_.clear();
+  frame_call_index_.Clear();
+}
+
+bool GpuMetrics::AddFrameWork(const TraceFileEntry& file, const internal::FrameRows& frame, WallSpan* span,
+                              std::string* error) {
   if (!frame.external_correlations_status.ok()) {
     *error = frame.external_correlations_status.message();
     return false;
@@ -233,7 +265,14 @@ void GpuMetrics::NoteUnclaimed(const internal::GpuActivityRow& row) {
   if (added) {
     unclaimed_order_.push_back(row.correlation_id);
     std::int64_t launch = 0;
-    if (launch_of_.Take(row.correlation_id, &launch)) work.launch_ns = launch;
+    if (FrameCall* call = FrameCallOf(row.correlation_id)) {
+      if (!call->launch_taken) {
+        work.launch_ns = call->call.start_ns;
+        call->launch_taken = true;
+      }
+    } else if (launch_of_.Take(row.correlation_id, &launch)) {
+      work.launch_ns = launch;
+    }
   }
   work.time_ns += row.dur_ns;
   work.activities += 1;
@@ -303,8 +342,12 @@ void GpuMetrics::AddActivity(const internal::GpuActivityRow& row, std::int64_t w
     precision.time_ns += row.dur_ns;
     if (row.correlation_id != 0) {
       const TimeSpan kernel{row.start_ns, row.dur_ns};
+      FrameCall* call = FrameCallOf(row.correlation_id);
       TimeSpan api_call;
-      if (api_calls_.Take(row.correlation_id, &api_call)) {
+      if (call != nullptr && !call->kernel_joined) {
+        AddLaunch(call->call, kernel);
+        call->kernel_joined = true;
+      } else if (call == nullptr && api_calls_.Take(row.correlation_id, &api_call)) {
         AddLaunch(api_call, kernel);
       } else {
         kernels_waiting_for_api_.Put(row.correlation_id, row.start_ns, kernel);

@@ -20,6 +20,7 @@
 
 #include "analysis/correlation_join.h"
 #include "analysis/flat_id_map.h"
+#include "analysis/frame_id_index.h"
 #include "analysis/interval_union.h"
 #include "analysis/job_reader.h"
 #include "analysis/json_writer.h"
@@ -123,12 +124,28 @@ class GpuMetrics {
     std::uint64_t memory_kind_known = 0;
     Totals pageable;
   };
+  // A launch call of the frame being read: its kernel and its unclaimed work
+  // look for it here first; what they leave enters the joins after the frame.
+  struct FrameCall {
+    std::uint32_t correlation_id = 0;
+    TimeSpan call;
+    bool kernel_joined = false;
+    bool launch_taken = false;  // by NoteUnclaimed
+  };
   struct Waiting {  // GPU work that arrived before its partner row
     std::int64_t first_start_ns = 0;
     std::int64_t time_ns = 0;
     std::uint64_t activities = 0;
   };
 
+  // The frame's API calls: joined to kernels that waited for them, and kept in frame_calls_.
+  bool AddApiCalls(const TraceFileEntry& file, const internal::FrameRows& frame, WallSpan* span, std::string* error);
+  // External correlations, annotation ranges and GPU rows.
+  bool AddFrameWork(const TraceFileEntry& file, const internal::FrameRows& frame, WallSpan* span, std::string* error);
+  // The frame's call with `id`, or nullptr.
+  FrameCall* FrameCallOf(std::uint32_t id);
+  // Puts the frame's calls no kernel or unclaimed work of the frame took into the joins.
+  void EndFrameCalls();
   void AddActivity(const internal::GpuActivityRow& row, std::int64_t wall_offset_ns);
   // A kernel joined to its launch call: the latency, and whether it ran shorter than its launch.
   void AddLaunch(const TimeSpan& api_call, const TimeSpan& kernel);
@@ -153,6 +170,8 @@ class GpuMetrics {
   PendingById<AnnotationGpu*> annotation_of_;
   PendingById<Waiting> work_waiting_for_annotation_;
   PendingById<std::int64_t> launch_of_;  // API call start by correlation id, for NoteUnclaimed
+  std::vector<FrameCall> frame_calls_;   // the frame's API calls with a correlation id
+  FrameIdIndex frame_call_index_;        // frame_calls_ by correlation id
   FlatIdMap<Unclaimed> unclaimed_;
   std::deque<std::uint32_t> unclaimed_order_;
   std::deque<OpenRange> ranges_;  // in arrival (about end) order, bounded

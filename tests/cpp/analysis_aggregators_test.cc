@@ -1,6 +1,7 @@
 // The analysis aggregators on their own: percentiles of the log histogram
 // within their stated bound, the union of out-of-order GPU intervals, time
-// buckets that widen to stay bounded, and the bounded correlation join.
+// buckets that widen to stay bounded, the bounded correlation join and the
+// frame's index of correlation ids.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 
 #include "analysis/correlation_join.h"
 #include "analysis/flat_id_map.h"
+#include "analysis/frame_id_index.h"
 #include "analysis/interval_union.h"
 #include "analysis/log_histogram.h"
 #include "analysis/open_range_search.h"
@@ -319,6 +321,53 @@ TEST(PendingById, ForgetsEntriesOlderThanTheWindowUncounted) {
   EXPECT_FALSE(p.Take(1, &value));
   EXPECT_EQ(p.evicted(), 0u);
   EXPECT_TRUE(p.Take(2, &value));
+}
+
+TEST(PendingById, AdvancingTheClockForgetsWhatIsThenTooOld) {
+  PendingById<int> p(100, 10);
+  p.Put(1, 0, 10);
+  p.Put(2, 5, 20);
+  p.AdvanceTo(12);
+  int value = 0;
+  EXPECT_FALSE(p.Take(1, &value));
+  EXPECT_TRUE(p.Take(2, &value));
+  p.AdvanceTo(3);  // an earlier time does not move the clock back
+  p.Put(3, 12, 30);
+  EXPECT_TRUE(p.Take(3, &value));
+  EXPECT_EQ(p.evicted(), 0u);
+}
+
+// Dense ids (a direct table), ids spread wide (the hash map), repeats and id 0:
+// the index answers as a map from id to its last position would.
+TEST(FrameIdIndex, FindsEachIdsLastPositionInBothLayouts) {
+  std::mt19937 random(7);
+  FrameIdIndex index;
+  for (const std::uint32_t spread : {1u, 3u, 1000u, 4'000'000'000u}) {
+    std::vector<std::uint32_t> ids;
+    std::unordered_map<std::uint32_t, std::int32_t> expected;
+    const std::uint32_t base = spread == 1 ? 4'294'000'000u : 50;  // near the top: no wrap
+    const std::uint64_t range = std::min<std::uint64_t>(std::uint64_t{spread} * 3000, 4'000'000'000u);
+    for (std::int32_t i = 0; i < 3000; ++i) {
+      std::uint32_t id = i % 97 == 0 ? 0 : base + static_cast<std::uint32_t>(random() % range);
+      if (i % 13 == 0 && !ids.empty()) id = ids[random() % ids.size()];  // a repeat
+      ids.push_back(id);
+      if (id != 0) expected[id] = i;
+    }
+    index.Build(ids.size(), [&](std::size_t i) { return ids[i]; });
+    for (const auto& [id, position] : expected) EXPECT_EQ(index.Find(id), position) << id;
+    for (const std::uint32_t absent : {0u, 1u, base - 1, 4'294'967'295u}) {
+      if (expected.count(absent) == 0) {
+        EXPECT_EQ(index.Find(absent), FrameIdIndex::kAbsent) << absent;
+      }
+    }
+    for (int probe = 0; probe < 2000; ++probe) {
+      const std::uint32_t id = random();
+      const auto found = expected.find(id);
+      EXPECT_EQ(index.Find(id), found == expected.end() ? FrameIdIndex::kAbsent : found->second);
+    }
+  }
+  index.Clear();
+  EXPECT_EQ(index.Find(50), FrameIdIndex::kAbsent);
 }
 
 }  // namespace
