@@ -4,6 +4,7 @@ annotates steps (``ProfilerStep#N``) and ``InputWait``; the loop adds
 ``Forward`` and, under torchrun, an ``all_reduce`` of the gradients.
 
     python diagnose_train.py OUT [--slow-data] [--slow-rank R] [--checkpoint-every N] [--threads T]
+                                [--one-core]
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ def main() -> None:
     parser.add_argument("--slow-rank", type=int, default=-1, help="this rank's Forward takes 40 ms longer")
     parser.add_argument("--checkpoint-every", type=int, default=0, help="save a checkpoint every N steps")
     parser.add_argument("--threads", type=int, default=1, help="torch intra-op threads; more: heavy matmuls")
+    parser.add_argument("--one-core", action="store_true", help="pinned to one core (a narrow cpuset)")
     args = parser.parse_args()
 
     distributed = int(os.environ.get("WORLD_SIZE", "1")) > 1
@@ -52,6 +54,8 @@ def main() -> None:
         dist.init_process_group("gloo")
     rank = dist.get_rank() if distributed else 0
     torch.manual_seed(rank)
+    if args.one_core:
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     torch.set_num_threads(args.threads)
     heavy = args.threads > 1
     if heavy:

@@ -88,12 +88,27 @@ def test_periodic_slow_steps_inside_a_checkpoint(tmp_path: Path) -> None:
     assert "checkpoint" in finding.recommendation
 
 
-def test_cpu_saturated_by_oversubscribed_threads(tmp_path: Path) -> None:
-    threads = 8 * (os.cpu_count() or 1)
-    summary = _train(tmp_path, "--threads", str(threads))
+def test_cpu_saturated_by_compute_threads_on_every_core(tmp_path: Path) -> None:
+    cores = os.cpu_count() or 1
+    summary = _train(tmp_path, "--threads", str(cores))
     finding = _only(cpu_saturation.detect(summary), "cpu_saturated")
-    assert finding.evidence["threads"] >= threads
     assert finding.evidence["busy_percent"] >= cpu_saturation.BUSY_PERCENT
+    assert finding.evidence["job_cores_used"] >= cpu_saturation.JOB_SHARE * cores
+    assert finding.title.startswith("CPU saturated on ")
+    assert "set_num_threads" in finding.recommendation
+
+
+@pytest.mark.parametrize("one_core", [False, True], ids=["all_cores", "one_core"])
+def test_threads_oversubscribed(tmp_path: Path, one_core: bool) -> None:
+    """8 threads per core switch all the time; the CPU is 60-100% busy depending on the machine's
+    other work, and about half busy with the job pinned to one of two cores: reported either way."""
+    threads = 8 * (os.cpu_count() or 1)
+    summary = _train(tmp_path, "--threads", str(threads), *(["--one-core"] if one_core else []))
+    finding = _only(cpu_saturation.detect(summary), "threads_oversubscribed")
+    assert finding.evidence["threads"] >= threads
+    assert finding.evidence["context_switches_per_core_s"] >= cpu_saturation.SWITCHES_PER_CORE_S
+    assert finding.title.startswith("Threads oversubscribed on ")
+    assert (finding.cost_per_step_ns, finding.severity) == (0, "high")
     assert "set_num_threads" in finding.recommendation
 
 

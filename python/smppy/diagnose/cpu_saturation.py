@@ -7,11 +7,16 @@ job itself is the cause: its processes (ranks and their workers,
 context-switch at least ``SWITCHES_PER_CORE_S`` times per second per core
 during the steps (``perf.context-switches``): more runnable threads than
 cores, handing the cores back and forth. A machine filled by other work, with
-a quiet job, is not reported. Severity: high
-when the job's threads are at least twice the cores, else medium. Cost: the
-median cycle of the steps that ran on a saturated CPU minus that of the steps
-that did not, when at least three did not; otherwise it cannot be measured
-from the run and is 0 (the basis says so).
+a quiet job, is not reported (``cpu_saturated``). Oversubscribed threads need
+not fill the CPU: they wait for each other at every barrier, and the cores
+idle in between. So a job whose threads are at least ``HIGH_THREADS_PER_CORE``
+times the cores while its ranks switch that often is reported as such,
+whatever the CPU's busy share (``threads_oversubscribed``, in place of
+``cpu_saturated``). Severity: high when the job's threads are at least twice
+the cores, else medium. Cost: the median cycle of the steps that ran on a
+saturated CPU minus that of the steps that did not, when at least three did
+not; otherwise (and for oversubscription, which every step suffers) it cannot
+be measured from the run and is 0 (the basis says so).
 """
 
 from __future__ import annotations
@@ -45,23 +50,33 @@ def _host_finding(summary: dict[str, Any], host: dict[str, Any]) -> Finding | No
     )
     # The ranks run at once: their rates add up on the host's cores.
     switches_per_core_s = switch_rate * len(ranks) / cores
-    if busy < BUSY_PERCENT or (job_cores < JOB_SHARE * cores and switches_per_core_s < SWITCHES_PER_CORE_S):
+    switching = switches_per_core_s >= SWITCHES_PER_CORE_S
+    oversubscribed = switching and threads >= HIGH_THREADS_PER_CORE * cores
+    saturated_by_job = busy >= BUSY_PERCENT and (job_cores >= JOB_SHARE * cores or switching)
+    if not oversubscribed and not saturated_by_job:
         return None
     saturated = [cycle_ns(s) for s in steps if (s["cpu_utilization_percent"] or 0) >= BUSY_PERCENT]
     calm = [cycle_ns(s) for s in steps if (s["cpu_utilization_percent"] or 100) < BUSY_PERCENT]
-    if len(calm) >= MIN_UNSATURATED_STEPS and saturated:
+    if oversubscribed:
+        per_step = 0
+        basis = "not measurable from this run: every step ran on the oversubscribed threads"
+    elif len(calm) >= MIN_UNSATURATED_STEPS and saturated:
         per_step = max(0, median_ns(saturated) - median_ns(calm))
         basis = "median cycle of the steps on a saturated CPU minus that of the other steps"
     else:
         per_step = 0
         basis = "not measurable from this run: (nearly) every step ran on a saturated CPU"
     per_rank_threads = max(1, cores // len(ranks))
+    usage = (
+        f"this job runs {threads} threads on {cores} cores, using {job_cores:.1f} of them and switching "
+        f"{switches_per_core_s:,.0f} times/s per core"
+    )
     return Finding(
-        id="cpu_saturated",
+        id="threads_oversubscribed" if oversubscribed else "cpu_saturated",
         title=(
-            f"CPU saturated on {host['host']}: {busy:.0f}% busy during steps; this job runs {threads} "
-            f"threads on {cores} cores, using {job_cores:.1f} of them and switching "
-            f"{switches_per_core_s:,.0f} times/s per core"
+            f"Threads oversubscribed on {host['host']}: {usage}; CPU {busy:.0f}% busy during steps"
+            if oversubscribed
+            else f"CPU saturated on {host['host']}: {busy:.0f}% busy during steps; {usage}"
         ),
         severity="high" if threads >= HIGH_THREADS_PER_CORE * cores else "medium",
         cost_per_step_ns=per_step,
