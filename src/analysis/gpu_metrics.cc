@@ -83,7 +83,7 @@ GpuMetrics::GpuMetrics(const SummaryOptions& options, std::int64_t origin_ns)
       api_calls_(options.max_pending, options.reorder_window_ns),
       kernels_waiting_for_api_(options.max_pending, options.reorder_window_ns),
       annotation_of_(options.max_pending, options.reorder_window_ns),
-      work_waiting_for_annotation_(options.max_pending, options.reorder_window_ns),
+      unattributed_(options.max_pending, options.reorder_window_ns),
       launch_of_(options.max_pending, options.reorder_window_ns) {}
 
 void GpuMetrics::BeginStream(const ProcessStream& stream) {
@@ -95,10 +95,8 @@ void GpuMetrics::BeginStream(const ProcessStream& stream) {
   api_calls_.Clear();
   kernels_waiting_for_api_.Clear();
   annotation_of_.Clear();
-  work_waiting_for_annotation_.Clear();
+  unattributed_.Clear();
   launch_of_.Clear();
-  unclaimed_.Clear();
-  unclaimed_order_.clear();
   ranges_.clear();
   ranges_out_of_order_ = 0;
   range_search_.Clear();
@@ -164,7 +162,7 @@ bool GpuMetrics::AddApiCalls(const TraceFileEntry& file, const internal::FrameRo
     newest_ns_ = std::max(newest_ns_, call.start_ns);
     newest_call_ns = std::max(newest_call_ns, call.start_ns);
     if (call.correlation_id == 0) continue;
-    if (Unclaimed* work = unclaimed_.Find(call.correlation_id)) work->launch_ns = call.start_ns;
+    unattributed_.SetLaunch(call.correlation_id, call.start_ns);
     FrameCall& added = frame_calls_.emplace_back();
     added.correlation_id = call.correlation_id;
     added.call = TimeSpan{call.start_ns, call.dur_ns};
@@ -204,10 +202,9 @@ bool GpuMetrics::AddFrameWork(const TraceFileEntry& file, const internal::FrameR
   for (const auto& external : frame.external_correlations) {
     if (external.name.empty()) continue;  // not smprof's kind
     AnnotationGpu* annotation = &annotations_[std::string(external.name)];
-    Waiting waiting;
-    if (work_waiting_for_annotation_.Take(external.correlation_id, &waiting)) {
+    UnattributedWork::Work waiting;
+    if (unattributed_.Claim(external.correlation_id, &waiting)) {
       AddAnnotationTime(annotation, waiting.time_ns, waiting.activities);
-      unclaimed_.Erase(external.correlation_id);
     } else {
       annotation_of_.Put(external.correlation_id, newest_ns_, annotation);
     }
@@ -259,27 +256,19 @@ void GpuMetrics::PopRange() {
   if (range_search_is_ranges_) range_search_.PopFront();
 }
 
-void GpuMetrics::NoteUnclaimed(const internal::GpuActivityRow& row) {
-  bool added = false;
-  Unclaimed& work = unclaimed_.FindOrAdd(row.correlation_id, &added);
-  if (added) {
-    unclaimed_order_.push_back(row.correlation_id);
-    std::int64_t launch = 0;
-    if (FrameCall* call = FrameCallOf(row.correlation_id)) {
-      if (!call->launch_taken) {
-        work.launch_ns = call->call.start_ns;
-        call->launch_taken = true;
-      }
-    } else if (launch_of_.Take(row.correlation_id, &launch)) {
-      work.launch_ns = launch;
-    }
+std::int64_t GpuMetrics::LaunchOf(std::uint32_t id) {
+  if (FrameCall* call = FrameCallOf(id)) {
+    if (call->launch_taken) return -1;
+    call->launch_taken = true;
+    return call->call.start_ns;
   }
-  work.time_ns += row.dur_ns;
-  work.activities += 1;
+  std::int64_t launch = -1;
+  launch_of_.Take(id, &launch);
+  return launch;
 }
 
 void GpuMetrics::InferAttribution(std::size_t keep) {
-  if (unclaimed_order_.size() <= keep) return;
+  if (unattributed_.unclaimed_records() <= keep) return;
   // Ranges arrive about in start order (each frame's table is sorted): most
   // calls find them sorted, and range_search_ kept in step with them.
   std::vector<const OpenRange*> sorted;  // by start, when ranges_ are not
@@ -297,13 +286,13 @@ void GpuMetrics::InferAttribution(std::size_t keep) {
     for (const OpenRange* range : sorted) range_search_.Add(range->start_ns, range->end_ns);
   }
   const auto by_start = [&](std::size_t i) -> const OpenRange& { return sorted.empty() ? ranges_[i] : *sorted[i]; };
-  while (unclaimed_order_.size() > keep) {
-    const std::uint32_t id = unclaimed_order_.front();
-    unclaimed_order_.pop_front();
-    Unclaimed work;
-    if (!unclaimed_.Take(id, &work)) continue;  // claimed through its external correlation since
-    if (work.launch_ns < 0) continue;
-    const std::ptrdiff_t open = range_search_.LastOpenAt(work.launch_ns);
+  while (unattributed_.unclaimed_records() > keep) {
+    std::uint32_t id = 0;
+    UnattributedWork::Unclaimed unclaimed;
+    if (!unattributed_.TakeOldestUnclaimed(&id, &unclaimed)) continue;  // claimed through its external correlation
+    if (unclaimed.launch_ns < 0) continue;
+    const UnattributedWork::Work& work = unclaimed.work;
+    const std::ptrdiff_t open = range_search_.LastOpenAt(unclaimed.launch_ns);
     if (open < 0) continue;
     auto& [name, annotation] = *by_start(static_cast<std::size_t>(open)).name;
     if (annotation == nullptr) annotation = &annotations_[name];
@@ -311,8 +300,7 @@ void GpuMetrics::InferAttribution(std::size_t keep) {
     annotation->inferred_time_ns += work.time_ns;
     annotation->inferred_activities += work.activities;
     // The same work must not also join later through a late external correlation.
-    Waiting ignored;
-    work_waiting_for_annotation_.Take(id, &ignored);
+    unattributed_.EndWaiting(id);
   }
 }
 
@@ -368,12 +356,7 @@ void GpuMetrics::AddActivity(const internal::GpuActivityRow& row, std::int64_t w
     annotation_of_.Put(row.correlation_id, row.start_ns, annotation);
     return;
   }
-  Waiting waiting{row.start_ns, 0, 0};
-  work_waiting_for_annotation_.Take(row.correlation_id, &waiting);
-  waiting.time_ns += row.dur_ns;
-  waiting.activities += 1;
-  work_waiting_for_annotation_.Put(row.correlation_id, waiting.first_start_ns, waiting);
-  NoteUnclaimed(row);
+  unattributed_.Add(row.correlation_id, row.start_ns, row.dur_ns, [this](std::uint32_t id) { return LaunchOf(id); });
 }
 
 void GpuMetrics::EndStream(const WallSpan& stream_span) {
@@ -382,8 +365,8 @@ void GpuMetrics::EndStream(const WallSpan& stream_span) {
     device.union_ns->Flush();
     device.span_ns = stream_span.length();
   }
-  evicted_correlations_ += api_calls_.evicted() + kernels_waiting_for_api_.evicted() + annotation_of_.evicted() +
-                           work_waiting_for_annotation_.evicted();
+  evicted_correlations_ +=
+      api_calls_.evicted() + kernels_waiting_for_api_.evicted() + annotation_of_.evicted() + unattributed_.evicted();
 }
 
 void GpuMetrics::Save(PartialEncoder& out) const {

@@ -30,6 +30,7 @@
 #include "analysis/stats_json.h"
 #include "analysis/summary_options.h"
 #include "analysis/time_buckets.h"
+#include "analysis/unattributed_work.h"
 #include "trace/frame_rows.h"
 
 namespace smprof::analysis {
@@ -93,12 +94,6 @@ class GpuMetrics {
     std::uint32_t depth = 0;
     RangeName* name = nullptr;  // in range_names_
   };
-  // GPU work no annotation claimed (yet), by correlation id.
-  struct Unclaimed {
-    std::int64_t launch_ns = -1;  // -1 until its API call is seen
-    std::int64_t time_ns = 0;
-    std::uint64_t activities = 0;
-  };
   struct Stream {
     std::string host;
     std::int32_t rank = 0;
@@ -130,12 +125,7 @@ class GpuMetrics {
     std::uint32_t correlation_id = 0;
     TimeSpan call;
     bool kernel_joined = false;
-    bool launch_taken = false;  // by NoteUnclaimed
-  };
-  struct Waiting {  // GPU work that arrived before its partner row
-    std::int64_t first_start_ns = 0;
-    std::int64_t time_ns = 0;
-    std::uint64_t activities = 0;
+    bool launch_taken = false;  // by LaunchOf
   };
 
   // The frame's API calls: joined to kernels that waited for them, and kept in frame_calls_.
@@ -155,7 +145,9 @@ class GpuMetrics {
   // Appends a range to ranges_ or forgets the oldest, keeping range_search_ in step while they are sorted.
   void PushRange(const OpenRange& range);
   void PopRange();
-  void NoteUnclaimed(const internal::GpuActivityRow& row);
+  // The launch time of GPU work that becomes unclaimed: its frame's call, or one
+  // of an earlier frame; -1 if unknown.
+  std::int64_t LaunchOf(std::uint32_t id);
   // Gives unclaimed work to the innermost range open at its launch, oldest
   // first, until at most `keep` remain.
   void InferAttribution(std::size_t keep);
@@ -168,13 +160,11 @@ class GpuMetrics {
   PendingById<TimeSpan> api_calls_;
   PendingById<TimeSpan> kernels_waiting_for_api_;
   PendingById<AnnotationGpu*> annotation_of_;
-  PendingById<Waiting> work_waiting_for_annotation_;
-  PendingById<std::int64_t> launch_of_;  // API call start by correlation id, for NoteUnclaimed
+  UnattributedWork unattributed_;        // GPU work no annotation claimed yet
+  PendingById<std::int64_t> launch_of_;  // API call start by correlation id, for LaunchOf
   std::vector<FrameCall> frame_calls_;   // the frame's API calls with a correlation id
   FrameIdIndex frame_call_index_;        // frame_calls_ by correlation id
-  FlatIdMap<Unclaimed> unclaimed_;
-  std::deque<std::uint32_t> unclaimed_order_;
-  std::deque<OpenRange> ranges_;  // in arrival (about end) order, bounded
+  std::deque<OpenRange> ranges_;         // in arrival (about end) order, bounded
   // Adjacent pairs of ranges_ out of start order: ranges_ are sorted when there are none.
   std::size_t ranges_out_of_order_ = 0;
   OpenRangeSearch range_search_;                                 // ranges_ by start, for InferAttribution

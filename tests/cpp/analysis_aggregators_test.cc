@@ -1,7 +1,7 @@
 // The analysis aggregators on their own: percentiles of the log histogram
 // within their stated bound, the union of out-of-order GPU intervals, time
-// buckets that widen to stay bounded, the bounded correlation join and the
-// frame's index of correlation ids.
+// buckets that widen to stay bounded, the bounded correlation join, the
+// frame's index of correlation ids and the GPU work no annotation claimed.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -21,6 +21,7 @@
 #include "analysis/log_histogram.h"
 #include "analysis/open_range_search.h"
 #include "analysis/time_buckets.h"
+#include "analysis/unattributed_work.h"
 
 namespace smprof::analysis {
 namespace {
@@ -368,6 +369,136 @@ TEST(FrameIdIndex, FindsEachIdsLastPositionInBothLayouts) {
   }
   index.Clear();
   EXPECT_EQ(index.Find(50), FrameIdIndex::kAbsent);
+}
+
+// Each id's work waits for its external correlation (bounded like PendingById)
+// and for inference at once: a claim ends both, inference its own role.
+TEST(UnattributedWork, ClaimsInferenceAndEvictionEndTheRightRoles) {
+  UnattributedWork work(2, 1000);
+  int launch_lookups = 0;
+  const auto launch_at = [&](std::int64_t launch_ns) {
+    return [&launch_lookups, launch_ns](std::uint32_t) {
+      ++launch_lookups;
+      return launch_ns;
+    };
+  };
+  work.Add(1, 0, 10, launch_at(5));
+  work.Add(1, 1, 20, launch_at(6));  // the same id again: one lookup of its launch
+  EXPECT_EQ(launch_lookups, 1);
+  UnattributedWork::Work claimed;
+  ASSERT_TRUE(work.Claim(1, &claimed));
+  EXPECT_EQ(claimed.time_ns, 30);
+  EXPECT_EQ(claimed.activities, 2u);
+  EXPECT_FALSE(work.Claim(1, &claimed));
+  std::uint32_t id = 0;
+  UnattributedWork::Unclaimed unclaimed;
+  ASSERT_EQ(work.unclaimed_records(), 1u);
+  EXPECT_FALSE(work.TakeOldestUnclaimed(&id, &unclaimed));  // claimed: gone for inference too
+
+  work.Add(2, 10, 1, launch_at(-1));
+  work.Add(3, 20, 1, launch_at(-1));
+  work.Add(4, 30, 1, launch_at(-1));  // three wait for a claim: the oldest (2) is evicted
+  EXPECT_EQ(work.evicted(), 1u);
+  EXPECT_FALSE(work.Claim(2, &claimed));
+  work.SetLaunch(2, 77);
+  ASSERT_TRUE(work.TakeOldestUnclaimed(&id, &unclaimed));  // but still there for inference
+  EXPECT_EQ(id, 2u);
+  EXPECT_EQ(unclaimed.launch_ns, 77);
+  ASSERT_TRUE(work.TakeOldestUnclaimed(&id, &unclaimed));
+  EXPECT_EQ(id, 3u);
+  work.EndWaiting(3);  // inference attributed it
+  EXPECT_FALSE(work.Claim(3, &claimed));
+  ASSERT_TRUE(work.TakeOldestUnclaimed(&id, &unclaimed));
+  EXPECT_EQ(id, 4u);
+  EXPECT_EQ(work.unclaimed_records(), 0u);
+
+  work.Add(5, 2000, 1, launch_at(-1));  // 4 waited since 30: older than the window, uncounted
+  EXPECT_FALSE(work.Claim(4, &claimed));
+  EXPECT_TRUE(work.Claim(5, &claimed));
+  EXPECT_EQ(work.evicted(), 1u);
+  work.Clear();
+  EXPECT_EQ(work.evicted(), 0u);
+  EXPECT_EQ(work.unclaimed_records(), 0u);
+}
+
+// Against the two joins it replaces: a PendingById of the waiting work and a
+// map of the unclaimed work in arrival order, under random operations that
+// evict by capacity and by window.
+TEST(UnattributedWork, MatchesAPendingByIdAndAnUnclaimedMap) {
+  using Work = UnattributedWork::Work;
+  using Unclaimed = UnattributedWork::Unclaimed;
+  struct Waiting {
+    std::int64_t since_ns = 0;
+    Work work;
+  };
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    std::mt19937_64 random(seed);
+    UnattributedWork merged(4, 300);
+    PendingById<Waiting> waiting(4, 300);
+    FlatIdMap<Unclaimed> unclaimed;
+    std::deque<std::uint32_t> unclaimed_order;
+    std::int64_t t = 0;
+    for (int op = 0; op < 2000; ++op) {
+      const auto id = static_cast<std::uint32_t>(1 + random() % 12);
+      const std::uint64_t kind = random() % 10;
+      if (kind < 5) {  // a GPU row
+        t += static_cast<std::int64_t>(random() % 50);
+        const std::int64_t start = t - static_cast<std::int64_t>(random() % 100);
+        const auto dur = static_cast<std::int64_t>(1 + random() % 9);
+        const std::int64_t launch = random() % 3 == 0 ? -1 : start - 5;
+        merged.Add(id, start, dur, [launch](std::uint32_t) { return launch; });
+        Waiting w{start, {}};
+        waiting.Take(id, &w);
+        w.work.time_ns += dur;
+        w.work.activities += 1;
+        waiting.Put(id, w.since_ns, w);
+        bool added = false;
+        Unclaimed& u = unclaimed.FindOrAdd(id, &added);
+        if (added) {
+          u = Unclaimed{launch, {}};
+          unclaimed_order.push_back(id);
+        }
+        u.work.time_ns += dur;
+        u.work.activities += 1;
+      } else if (kind < 6) {  // its launch call
+        const std::int64_t launch = t - static_cast<std::int64_t>(random() % 100);
+        merged.SetLaunch(id, launch);
+        if (Unclaimed* u = unclaimed.Find(id)) u->launch_ns = launch;
+      } else if (kind < 8) {  // its external correlation
+        Work got;
+        Waiting expected;
+        const bool claimed = merged.Claim(id, &got);
+        ASSERT_EQ(claimed, waiting.Take(id, &expected)) << "seed " << seed << " op " << op;
+        if (claimed) {
+          EXPECT_EQ(got.time_ns, expected.work.time_ns);
+          EXPECT_EQ(got.activities, expected.work.activities);
+          unclaimed.Erase(id);
+        }
+      } else if (!unclaimed_order.empty()) {  // inference of the oldest
+        ASSERT_EQ(merged.unclaimed_records(), unclaimed_order.size());
+        std::uint32_t got_id = 0;
+        Unclaimed got;
+        Unclaimed expected;
+        const std::uint32_t oldest = unclaimed_order.front();
+        unclaimed_order.pop_front();
+        const bool taken = merged.TakeOldestUnclaimed(&got_id, &got);
+        EXPECT_EQ(got_id, oldest);
+        ASSERT_EQ(taken, unclaimed.Take(oldest, &expected)) << "seed " << seed << " op " << op;
+        if (taken) {
+          EXPECT_EQ(got.launch_ns, expected.launch_ns);
+          EXPECT_EQ(got.work.time_ns, expected.work.time_ns);
+          EXPECT_EQ(got.work.activities, expected.work.activities);
+          if (kind == 9) {  // attributed
+            merged.EndWaiting(oldest);
+            Waiting ignored;
+            waiting.Take(oldest, &ignored);
+          }
+        }
+      }
+      ASSERT_EQ(merged.evicted(), waiting.evicted()) << "seed " << seed << " op " << op;
+    }
+    EXPECT_GT(merged.evicted(), 0u);
+  }
 }
 
 }  // namespace
