@@ -19,7 +19,6 @@
 #include <vector>
 
 #include "analysis/correlation_join.h"
-#include "analysis/flat_id_map.h"
 #include "analysis/frame_id_index.h"
 #include "analysis/interval_union.h"
 #include "analysis/job_reader.h"
