@@ -1,6 +1,7 @@
 """Work on a job's process streams spread over worker processes of this machine: what the
-summary, the report (``_parallel_summary.py``) and the Parquet export (``parquet_export.py``)
-share. Workers receive streams (paths, never trace bytes) and read their files themselves."""
+summary, the report (``_parallel_summary.py``), the timeline export (``_parallel_timeline.py``)
+and the Parquet export (``parquet_export.py``) share. Workers receive streams (paths, never
+trace bytes) and read their files themselves."""
 
 from __future__ import annotations
 
@@ -35,6 +36,27 @@ def stays_in_process(streams: Sequence[Any], jobs: int | None) -> bool:
     stream, one worker, or (``jobs`` not given) fewer than IN_PROCESS_BELOW_BYTES of traces."""
     small = jobs is None and sum(stream.bytes for stream in streams) < IN_PROCESS_BELOW_BYTES
     return len(streams) <= 1 or worker_count(jobs) == 1 or small
+
+
+# Local workers get about this many tasks each: enough to even out streams of unequal size,
+# few enough that a job of many small streams is not dominated by per-task costs (sending a
+# task, running it, merging its partial: ~1 ms each, docs/BENCHMARKS.md section 16).
+TASKS_PER_WORKER = 4
+
+
+def task_groups(streams: Sequence[Any], jobs: int) -> list[list[Any]]:
+    """``streams`` (or anything with ``.bytes``) in reading order cut into at most
+    ``jobs * TASKS_PER_WORKER`` runs of about equal bytes: a stream goes to the share its middle
+    byte falls in (so a stream larger than a share is a task of its own)."""
+    tasks = min(len(streams), jobs * TASKS_PER_WORKER)
+    share = max(1, sum(stream.bytes for stream in streams)) / tasks
+    groups: dict[int, list[Any]] = {}
+    before = 0
+    for stream in streams:
+        index = min(tasks - 1, int((before + stream.bytes / 2) / share))
+        groups.setdefault(index, []).append(stream)
+        before += stream.bytes
+    return list(groups.values())
 
 
 # A Python thread that was just joined (the previous pool's manager thread) can still be

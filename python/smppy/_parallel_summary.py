@@ -12,7 +12,13 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from smppy import _smppy
-from smppy._local_workers import add_jobs_argument, on_local_workers, stays_in_process, worker_count
+from smppy._local_workers import (
+    add_jobs_argument,
+    on_local_workers,
+    stays_in_process,
+    task_groups,
+    worker_count,
+)
 
 SCHEDULER_ENV = "SMPROF_DASK_SCHEDULER"
 # Partials held in the parent before they are merged into the running result.
@@ -26,12 +32,6 @@ def scheduler_from_env(scheduler: str | None) -> str | None:
     return scheduler or os.environ.get(SCHEDULER_ENV) or None
 
 
-# Local workers get about this many tasks each: enough to even out streams of unequal size,
-# few enough that a job of many small streams is not dominated by per-task costs (sending a
-# task, running it, merging its partial: ~1 ms each, docs/BENCHMARKS.md section 16).
-TASKS_PER_WORKER = 4
-
-
 def stream_partial(stream: Any, options: dict[str, Any]) -> bytes:
     """The partial summary of one process stream: what a Dask task computes."""
     return _smppy.partial_summary([stream], **options)
@@ -40,21 +40,6 @@ def stream_partial(stream: Any, options: dict[str, Any]) -> bytes:
 def streams_partial(streams: Sequence[Any], options: dict[str, Any]) -> bytes:
     """The partial summary of some process streams: what a local worker's task computes."""
     return _smppy.partial_summary(list(streams), **options)
-
-
-def task_groups(streams: Sequence[Any], jobs: int) -> list[list[Any]]:
-    """``streams`` in reading order cut into at most ``jobs * TASKS_PER_WORKER`` runs of
-    about equal bytes: a stream goes to the share its middle byte falls in (so a stream
-    larger than a share is a task of its own)."""
-    tasks = min(len(streams), jobs * TASKS_PER_WORKER)
-    share = max(1, sum(stream.bytes for stream in streams)) / tasks
-    groups: dict[int, list[Any]] = {}
-    before = 0
-    for stream in streams:
-        index = min(tasks - 1, int((before + stream.bytes / 2) / share))
-        groups.setdefault(index, []).append(stream)
-        before += stream.bytes
-    return list(groups.values())
 
 
 def _merge_as_they_come(

@@ -1,12 +1,14 @@
-#include "analysis/chrome_export.h"
-
+// The job's timeline as a Chrome Trace Event Format file (JSON, optionally
+// gzipped), which ui.perfetto.dev and chrome://tracing open. Streaming:
+// events are written as they come, so memory does not grow with the trace.
+// docs/EXPORT.md describes the processes, tracks, ids and timestamps.
 #include <charconv>
 #include <memory>
 #include <vector>
 
-#include "analysis/export_output.h"
 #include "analysis/json_string.h"
 #include "analysis/slice_args.h"
+#include "analysis/timeline_export.h"
 #include "smprof/trace.pb.h"
 
 namespace smprof::analysis {
@@ -20,9 +22,9 @@ constexpr std::uint32_t kDriverDomain = 2;  // ApiCallRow::domain: 1 runtime, 2 
 // order. Timestamps are microseconds since the job's start, with the
 // nanoseconds as three fractional digits (exact, unlike a double of
 // microseconds since the epoch).
-class ChromeSink : public TimelineSink {
+class ChromeWriter : public TimelineWriter {
  public:
-  explicit ChromeSink(ExportOutput* out) : out_(out) {}
+  explicit ChromeWriter(ExportOutput* out) : out_(out) {}
 
   void OnStart(const TimelineJob& job) override {
     origin_ = job.start_wall_ns;
@@ -40,7 +42,13 @@ class ChromeSink : public TimelineSink {
     out_->Write(event_);
   }
 
-  void Finish() {
+  // Every segment comes after the prologue's events.
+  void BeginSegment(const TimelineJob& job, std::uint32_t) override {
+    origin_ = job.start_wall_ns;
+    first_ = false;
+  }
+
+  void Finish() override {
     event_.clear();
     event_ += "\n],\"otherData\":{\"exporter\":\"smprof\",\"job_start_wall_ns\":";
     AppendInt(origin_);
@@ -222,22 +230,6 @@ class ChromeSink : public TimelineSink {
 
 }  // namespace
 
-Status ExportChromeTrace(const TimelineOptions& options, const std::string& path, bool gzip, TimelineStats* stats,
-                         std::uint64_t* file_bytes) {
-  std::unique_ptr<ExportOutput> out;
-  Status status = ExportOutput::Open(path, gzip, &out);
-  if (!status.ok()) return status;
-  ChromeSink sink(out.get());
-  status = WalkTimeline(options, &sink, stats);
-  if (!status.ok()) {
-    out->Close();
-    std::remove(path.c_str());
-    return status;
-  }
-  sink.Finish();
-  status = out->Close();
-  *file_bytes = out->file_bytes();
-  return status;
-}
+std::unique_ptr<TimelineWriter> NewChromeWriter(ExportOutput* out) { return std::make_unique<ChromeWriter>(out); }
 
 }  // namespace smprof::analysis

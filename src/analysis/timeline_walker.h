@@ -1,12 +1,17 @@
-// TimelineWalker: the rank files of a job as one timeline of processes,
-// tracks, slices, counters and flows, streamed to a TimelineSink frame by
-// frame. The timeline exporters (chrome_export, perfetto_export) are sinks.
+// The timeline of a job's rank files: processes, tracks, slices, counters
+// and flows, streamed to a TimelineSink frame by frame. The timeline
+// exporters (chrome_export, perfetto_export) are sinks; timeline_export.h
+// drives them.
 //
-// Memory stays bounded for traces of any length: one frame is decoded at a
-// time; what is kept across frames is per track (names, last counter value),
-// per GPU utilization bucket (a bounded number), and the launches/GPU work still waiting for
-// their partner (capped, oldest forgotten first). docs/EXPORT.md describes
-// the processes, tracks and ids a sink receives.
+// PlanTimeline groups the job's process streams into timeline processes (one
+// per host, one per rank process) with ids stable whatever is selected;
+// WalkTimelineGroup walks one rank process, independently of the others, so
+// that workers can walk them in parallel. Memory stays bounded for traces of
+// any length: one frame is decoded at a time; what is kept across frames is
+// per track (names, last counter value), per GPU utilization bucket (a
+// bounded number), and the launches/GPU work still waiting for their partner
+// (capped, oldest forgotten first). docs/EXPORT.md describes the processes,
+// tracks and ids a sink receives.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "analysis/job_reader.h"
 #include "smprof/status.h"
 #include "trace/gpu_codec.h"
 
@@ -24,7 +30,7 @@ struct TimelineOptions {
   // Every rank file of the job (sorted); the job's start, which timestamps
   // are relative to in some formats, is the earliest start among them.
   std::vector<std::string> files;
-  std::vector<int> ranks;  // only these ranks; empty: all
+  std::vector<int> ranks;  // only these ranks; empty: all (PlanTimeline's)
   // Only events overlapping [window_start_wall_ns, window_end_wall_ns]
   // (wall clock, ns since the Unix epoch).
   std::int64_t window_start_wall_ns = std::numeric_limits<std::int64_t>::min();
@@ -108,6 +114,33 @@ struct TimelineStats {
   std::vector<std::string> warnings;  // files read only in part, tables that did not decode
 };
 
-Status WalkTimeline(const TimelineOptions& options, TimelineSink* sink, TimelineStats* stats);
+// A rank process of the timeline: the streams of one (host, rank, pid), its
+// sessions each maybe rotated into several files.
+struct TimelineGroup {
+  TimelineProcess process;
+  std::uint32_t host_process = 0;             // its host's TimelineProcess::id
+  std::vector<const ProcessStream*> streams;  // in session order
+  std::uint64_t bytes = 0;                    // of its files
+};
+
+// The timeline of a job: its hosts and rank processes in export order (the
+// selected ranks' only), pointing into the streams it was planned from.
+struct TimelinePlan {
+  TimelineJob job;
+  std::vector<TimelineProcess> hosts;  // those with a rank process in the export
+  std::vector<TimelineGroup> groups;
+};
+
+// `streams` as JobReader orders them; `ranks`: only these (empty: all).
+TimelinePlan PlanTimeline(const std::vector<ProcessStream>& streams, const std::vector<int>& ranks);
+
+class MachineCounterLog;
+
+// Walks `plan.groups[group]`: announces its process, then its tracks,
+// slices, counters and flows to `sink`; its machine-wide counters (CPU
+// shares, machine memory, per-CPU perf counts, which every rank of a host
+// records) go to `machine` instead, for the assembly to show once per host.
+void WalkTimelineGroup(const TimelinePlan& plan, std::size_t group, const TimelineOptions& options, TimelineSink* sink,
+                       MachineCounterLog* machine, TimelineStats* stats);
 
 }  // namespace smprof::analysis

@@ -16,6 +16,7 @@
 #include "analysis/job_summary.h"
 #include "analysis/job_tables.h"
 #include "analysis/partial_summary.h"
+#include "python/job_stream.h"
 #include "python/text.h"
 #include "trace/trace_reader.h"
 
@@ -79,14 +80,6 @@ py::bytes Summarize(const std::vector<std::string>& paths, const std::string& st
   const auto report = ProgressFrom(progress);
   return py::bytes(WithoutGil(options, [&] { return smprof::analysis::SummarizeJob(paths, options, report); }));
 }
-
-// A process stream of a job as JobReader groups it, with the job's origin
-// (what a partial summary of it needs); pickles as EncodeStream's bytes
-// and its files' local copies.
-struct JobStream {
-  smprof::analysis::ProcessStream stream;
-  std::int64_t origin_ns = 0;
-};
 
 // (streams, warnings) of JobReader(source), read without the GIL.
 template <typename Source>

@@ -1,5 +1,6 @@
-// _smppy.export_timeline: the Chrome JSON and Perfetto timeline exporters
-// (src/analysis/chrome_export.h, perfetto_export.h) for `smprof export`.
+// _smppy.export_timeline and its parts (export_timeline_part,
+// assemble_timeline): the Chrome JSON and Perfetto timeline exporters
+// (src/analysis/timeline_export.h) for `smprof export`.
 #pragma once
 
 #include <pybind11/pybind11.h>

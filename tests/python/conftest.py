@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +16,7 @@ import smppy
 from partial_summaries import summaries_via_partials
 from smppy import _smppy
 from smppy.trace import annotation_events, find_trace_files, open_trace
+from timeline_parts import timelines_via_parts
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -41,25 +42,80 @@ ANNOTATED_STEP = textwrap.indent(
 )
 
 
+def _each_call_checked(
+    monkeypatch: pytest.MonkeyPatch, function: str, disagreements: Callable[..., list[str]]
+) -> Iterator[None]:
+    """Wraps ``_smppy.<function>`` for a test: after each call, ``disagreements(result, *arguments)``
+    names the other ways of computing the result that gave something else; the test fails if any did."""
+    direct = getattr(_smppy, function)
+    differences: list[str] = []
+
+    def checked(*args: Any, **named: Any) -> Any:
+        result = direct(*args, **named)
+        differences.extend(disagreements(result, *args, **named))
+        return result
+
+    monkeypatch.setattr(_smppy, function, checked)
+    yield
+    assert not differences, "\n".join(differences)
+
+
 @pytest.fixture(autouse=True)
 def summaries_match_their_partials(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Every job summary a test computes in this process (smppy.analysis.summarize,
     reports, the CLI in-process) is computed again from per-stream partial summaries
     merged in several orders; the test fails unless every JSON text is the same bytes."""
-    direct = _smppy.summarize
-    differences: list[str] = []
 
-    def summarize_and_compare(paths: list[str], *options: Any, **named: Any) -> bytes:
-        text = direct(paths, *options, **named)
-        named.pop("progress", None)
-        for how, other in summaries_via_partials(paths, *options[:4], **named).items():
-            if other != text:
-                differences.append(f"{paths}: the summary {how} differs from the direct one")
-        return text
+    def disagreements(
+        text: bytes, paths: list[str], *options: Any, progress: Any = None, **named: Any
+    ) -> list[str]:
+        ways = summaries_via_partials(paths, *options[:4], **named)
+        return [
+            f"{paths}: the summary {how} differs from the direct one"
+            for how, other in ways.items()
+            if other != text
+        ]
 
-    monkeypatch.setattr(_smppy, "summarize", summarize_and_compare)
-    yield
-    assert not differences, "\n".join(differences)
+    yield from _each_call_checked(monkeypatch, "summarize", disagreements)
+
+
+@pytest.fixture(autouse=True)
+def timelines_match_their_parts(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Every timeline a test exports in this process (smprof export --format chrome|perfetto) is
+    written again in parts, cut in several ways, and assembled; the test fails unless every file is
+    the same bytes as the direct one."""
+
+    def disagreements(
+        result: dict[str, Any],
+        files: list[str],
+        path: str,
+        format: str,
+        *,
+        gzip: bool = False,
+        **options: Any,
+    ) -> list[str]:
+        written = Path(path).read_bytes()
+        ways = timelines_via_parts(files, format, gzip, **options)
+        return [
+            f"{path}: the timeline assembled {how} differs from the direct one"
+            for how, other in ways.items()
+            if other != written
+        ]
+
+    yield from _each_call_checked(monkeypatch, "export_timeline", disagreements)
+
+
+def counted_worker_pools(monkeypatch: pytest.MonkeyPatch, module: Any) -> list[int]:
+    """The worker counts of the pools that ``module`` starts with ``on_local_workers`` from now on."""
+    pools: list[int] = []
+    on_local_workers = module.on_local_workers
+
+    def counted(task: Any, items: Any, jobs: int, **arguments: Any) -> Any:
+        pools.append(jobs)
+        return on_local_workers(task, items, jobs, **arguments)
+
+    monkeypatch.setattr(module, "on_local_workers", counted)
+    return pools
 
 
 def start_session(trace_dir: Path, **settings: str) -> smppy.SMProfiler:

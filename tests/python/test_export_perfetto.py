@@ -52,26 +52,28 @@ def decode(path: Path) -> Decoded:
     trace = perfetto_pb2().Trace()
     trace.ParseFromString(data)
     d = Decoded(packets=list(trace.packet))
-    names: dict[int, str] = {}
-    arg_names: dict[int, str] = {}
+    # Interned names belong to a packet sequence (each rank process writes its own, so that workers
+    # can write them apart): iid -> name per trusted_packet_sequence_id.
+    names: dict[int, dict[int, str]] = defaultdict(dict)
+    arg_names: dict[int, dict[int, str]] = defaultdict(dict)
     events = []
     for order, p in enumerate(d.packets):
-        assert p.trusted_packet_sequence_id == 1
         if p.HasField("track_descriptor"):
             d.tracks[p.track_descriptor.uuid] = p.track_descriptor
             continue
+        sequence = p.trusted_packet_sequence_id
         if p.sequence_flags & SEQUENCE_CLEARED:
-            names.clear()
-            arg_names.clear()
+            names[sequence].clear()
+            arg_names[sequence].clear()
         if p.track_event.HasField("name_iid"):  # uses interned state, so says so
             assert p.sequence_flags in (SEQUENCE_CLEARED, SEQUENCE_NEEDS_STATE)
-        names.update((n.iid, n.name) for n in p.interned_data.event_names)
-        arg_names.update((n.iid, n.name) for n in p.interned_data.debug_annotation_names)
+        names[sequence].update((n.iid, n.name) for n in p.interned_data.event_names)
+        arg_names[sequence].update((n.iid, n.name) for n in p.interned_data.debug_annotation_names)
         e = p.track_event
         assert e.track_uuid in d.tracks, "an event before its track's descriptor"
-        name = names[e.name_iid] if e.type == BEGIN else None
+        name = names[sequence][e.name_iid] if e.type == BEGIN else None
         args = {
-            arg_names[a.name_iid]: a.string_value if a.HasField("string_value") else a.int_value
+            arg_names[sequence][a.name_iid]: a.string_value if a.HasField("string_value") else a.int_value
             for a in e.debug_annotations
         }
         events.append((p.timestamp, order, e, name, args))
@@ -155,11 +157,20 @@ def test_slices_nest_on_one_wall_clock_with_interned_names(decoded: Decoded) -> 
         if name.startswith("step_"):
             assert start == job.JOB_START_NS + job.STEP_MS * int(name[5:]) * job.MS
             assert end - start == 8 * job.MS
-    # Each name is interned once: the table is sent with its first use only.
-    sent = Counter(n.name for p in decoded.packets for n in p.interned_data.event_names)
-    assert sent["Forward"] == 1 and sent[job.KERNEL] == 1
-    flags = [p.sequence_flags for p in decoded.packets if p.track_event.HasField("name_iid")]
-    assert flags[0] == SEQUENCE_CLEARED and set(flags[1:]) == {SEQUENCE_NEEDS_STATE}
+    # Each name is interned once per rank process's packet sequence: sent with its first use there.
+    sent = Counter(
+        (p.trusted_packet_sequence_id, n.name) for p in decoded.packets for n in p.interned_data.event_names
+    )
+    sequences = {sequence for sequence, _ in sent}
+    assert len(sequences) == len(job.RANKS)
+    assert all(sent[sequence, "Forward"] == 1 for sequence in sequences)
+    assert sum(sent[sequence, job.KERNEL] for sequence in sequences) == 1
+    flags = defaultdict(list)
+    for p in decoded.packets:
+        if p.track_event.HasField("name_iid"):
+            flags[p.trusted_packet_sequence_id].append(p.sequence_flags)
+    for sequence_flags in flags.values():
+        assert sequence_flags[0] == SEQUENCE_CLEARED and set(sequence_flags[1:]) == {SEQUENCE_NEEDS_STATE}
 
 
 def test_kernels_args_and_flows(decoded: Decoded) -> None:

@@ -45,7 +45,7 @@ def test_local_workers_give_the_in_process_bytes(
     job: list[str], merge_batch: int, start: str, tasks_per_worker: int, monkeypatch
 ) -> None:
     monkeypatch.setattr(_parallel_summary, "MERGE_BATCH", merge_batch)
-    monkeypatch.setattr(_parallel_summary, "TASKS_PER_WORKER", tasks_per_worker)
+    monkeypatch.setattr(_local_workers, "TASKS_PER_WORKER", tasks_per_worker)
     monkeypatch.setattr(_local_workers, "_single_threaded", lambda: start == "fork")
     reported: list[tuple[int, int]] = []
     text = _parallel_summary.summary_text(
@@ -53,20 +53,20 @@ def test_local_workers_give_the_in_process_bytes(
     )
     assert text == in_process(job)
     assert json.loads(text)["warnings"]  # the damaged files of the job are still named
-    tasks = _parallel_summary.task_groups(analysis.job_streams(job).streams, 2)
+    tasks = _local_workers.task_groups(analysis.job_streams(job).streams, 2)
     assert len(reported) == len(tasks) and reported[-1][0] == reported[-1][1]
     assert (len(tasks) == 2) == (tasks_per_worker == 1)
 
 
 def test_task_groups_keep_the_order_and_even_out_bytes() -> None:
     streams = [SimpleNamespace(bytes=b) for b in [10] * 60 + [500] + [10] * 4]
-    groups = _parallel_summary.task_groups(streams, 2)
+    groups = _local_workers.task_groups(streams, 2)
     assert [s for group in groups for s in group] == streams
-    assert len(groups) <= 2 * _parallel_summary.TASKS_PER_WORKER
+    assert len(groups) <= 2 * _local_workers.TASKS_PER_WORKER
     sizes = [sum(s.bytes for s in group) for group in groups]
     assert [500] in [[s.bytes for s in group] for group in groups]  # larger than a share: alone
     assert max(size for size in sizes if size != 500) <= 2 * 1140 / 8
-    assert _parallel_summary.task_groups(streams[:3], 4) == [[s] for s in streams[:3]]
+    assert _local_workers.task_groups(streams[:3], 4) == [[s] for s in streams[:3]]
 
 
 def test_workers_are_forks_only_of_a_single_threaded_process() -> None:

@@ -19,7 +19,7 @@ import pyarrow.parquet as pq
 import pytest
 import table_job
 import worker_crash
-from conftest import REPO
+from conftest import REPO, counted_worker_pools
 from smppy import _local_workers, _smppy, analysis, cli, parquet_export
 from smppy.analysis import TABLES
 from smppy.parquet_export import PARTITION_COLUMNS, _StreamWriters, export_parquet
@@ -198,14 +198,7 @@ def test_workers_write_the_files_and_rows_of_one_process(
 
 def test_export_defaults_to_the_usable_cores_from_4_mib(gpu_job, tmp_path: Path, monkeypatch) -> None:
     traces, _ = gpu_job
-    pools: list[int] = []
-    on_local_workers = parquet_export.on_local_workers
-
-    def counted(task, items, jobs, **arguments):
-        pools.append(jobs)
-        return on_local_workers(task, items, jobs, **arguments)
-
-    monkeypatch.setattr(parquet_export, "on_local_workers", counted)
+    pools = counted_worker_pools(monkeypatch, parquet_export)
     monkeypatch.setattr(_local_workers, "usable_cores", lambda: 2)
     export_parquet(traces, tmp_path / "small")  # a small job: in this process
     assert pools == []
@@ -240,8 +233,6 @@ def test_cli_jobs(gpu_job, tmp_path: Path, capsys) -> None:
         printed.append(capsys.readouterr().out.replace(str(out), "OUT"))
     assert printed[0] == printed[1]
     assert "from 5 process stream(s), 30 file(s)" in printed[1]
-    assert cli.main(["export", str(traces), "-o", str(tmp_path / "t.json"), "--jobs", "2"]) == 2
-    assert "--jobs: only for --format parquet" in capsys.readouterr().err
 
 
 def test_docs_queries(gpu_job: tuple[Path, Path]) -> None:
