@@ -3,6 +3,7 @@
 
     python3 bench/export_benchmark.py            # 1 M and 10 M events (a few minutes)
     python3 bench/export_benchmark.py --quick    # smoke run, 20 k and 200 k events
+    python3 bench/export_benchmark.py --workers  # --jobs 1 against --jobs 2 on 8 ranks (--quick: small)
 
 The trace is one rank file written by libsmprof's TraceWriter (tests/python/synthetic_trace.py):
 frames of 65,536 rows, half annotations (4 nesting levels, 64 names), a quarter CUDA launches and a
@@ -10,12 +11,21 @@ quarter kernels on 4 streams with their correlation ids, and a few counters. Eac
 fresh process; its peak RSS (``wait4``) includes the interpreter, so a child that only imports smppy
 is measured as the baseline. The ratios of the big run to the small one show whether time grows
 with the events (linear) and memory does not (bounded).
+
+``--workers``: 8 such rank files of 250 k events each (8 x 20 k with ``--quick``), each format exported
+with ``jobs=1`` (the baseline: one process) and ``jobs=2`` (two worker processes writing parts, the
+parent assembling), interleaved, 3 runs (1 with ``--quick``): median wall seconds, the speedup over the
+baseline of the same run, CPU seconds (the child and its workers) and the peak RSS of the largest
+process. Every ``jobs=2`` file is compared with its ``jobs=1`` file byte for byte (the run fails on a
+difference).
 """
 
 from __future__ import annotations
 
 import argparse
+import filecmp
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -32,7 +42,8 @@ NAMES = [f"layer{i}.{part}" for i in range(16) for part in ("forward", "backward
 KERNEL = "ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_stages_64x3_tn"
 EXPORT = (
     "import sys, time; from smppy.export import export_timeline; start = time.perf_counter(); "
-    "export_timeline(sys.argv[1], sys.argv[2], format=sys.argv[3]); print(time.perf_counter() - start)"
+    "export_timeline(sys.argv[1], sys.argv[2], format=sys.argv[3], jobs=int(sys.argv[4])); "
+    "print(time.perf_counter() - start)"
 )
 VARIANTS = (
     ("chrome", "trace.json"),
@@ -97,21 +108,26 @@ def frame_of(sequence: int, first_row: int, rows: int):
     ):
         getattr(g, column).extend(values)
     st.add_counter(frame, "process.rss_bytes", "bytes", [(base, 1 << 30)])
+    st.add_counter(frame, "cpu0.utilization", "percent", [(base, 50.0)])  # a machine counter
     return frame
 
 
-def write_trace(directory: Path, events: int) -> Path:
+def write_trace(directory: Path, events: int, rank: int = 0, world_size: int = 1) -> Path:
     pb = st.pb()
-    header = st.header(host="bench", monotonic_ns=0, realtime_ns=1_700_000_000_000_000_000)
+    header = st.header(
+        host="bench", rank=rank, world_size=world_size, monotonic_ns=0, realtime_ns=1_700_000_000_000_000_000
+    )
+    header.pid = 1000 + rank
     frames = (
         frame_of(i, first, min(FRAME_ROWS, events - first))
         for i, first in enumerate(range(0, events, FRAME_ROWS))
     )
-    return st.write_trace(directory / "rank0.smprof", header, frames, pb.Footer())
+    return st.write_trace(directory / f"rank{rank}.smprof", header, frames, pb.Footer())
 
 
-def run_child(code: str, *args: str) -> tuple[float, int, str]:
-    """Wall seconds, peak RSS (bytes) and stdout of a fresh interpreter running ``code``."""
+def run_child(code: str, *args: str) -> tuple[float, int, str, float]:
+    """Wall seconds, peak RSS (bytes; the largest of the child and the children it waited for), stdout
+    and CPU seconds (the same processes) of a fresh interpreter running ``code``."""
     start = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-c", code, *args], stdout=subprocess.PIPE, text=True)
     out = proc.stdout.read()
@@ -119,7 +135,40 @@ def run_child(code: str, *args: str) -> tuple[float, int, str]:
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
         raise SystemExit(f"child failed ({proc.returncode}): {code[:60]} {args}")
-    return time.perf_counter() - start, usage.ru_maxrss * 1024, out
+    return time.perf_counter() - start, usage.ru_maxrss * 1024, out, usage.ru_utime + usage.ru_stime
+
+
+def compare_workers(quick: bool) -> None:
+    """Each format with jobs=1 and jobs=2 on an 8-rank job: seconds, speedup, CPU, peak RSS; same bytes."""
+    ranks, per_rank = 8, 20_000 if quick else 250_000
+    repeat = 1 if quick else 3
+    with tempfile.TemporaryDirectory(prefix="smprof-export-bench-") as tmp:
+        job = Path(tmp) / "job"
+        for rank in range(ranks):
+            write_trace(job, per_rank, rank, ranks)
+        print(f"{ranks} ranks x {per_rank:,} events, {repeat} run(s), interleaved")
+        print("| output | jobs | seconds (median) | speedup | CPU s | peak RSS MiB |")
+        print("| --- | ---: | ---: | ---: | ---: | ---: |")
+        for fmt, name in VARIANTS:
+            seconds: dict[int, list[float]] = {1: [], 2: []}
+            cpu: dict[int, list[float]] = {1: [], 2: []}
+            rss: dict[int, int] = {1: 0, 2: 0}
+            for _ in range(repeat):
+                for jobs in seconds:  # interleaved: a change in the machine's load hits both alike
+                    out = Path(tmp) / f"{jobs}-{name}"
+                    _, peak, stdout, cpu_seconds = run_child(EXPORT, str(job), str(out), fmt, str(jobs))
+                    seconds[jobs].append(float(stdout))
+                    cpu[jobs].append(cpu_seconds)
+                    rss[jobs] = max(rss[jobs], peak)
+                if not filecmp.cmp(Path(tmp) / f"1-{name}", Path(tmp) / f"2-{name}", shallow=False):
+                    raise SystemExit(f"{name}: the jobs=2 file differs from the jobs=1 file")
+            baseline = statistics.median(seconds[1])
+            for jobs in seconds:
+                median = statistics.median(seconds[jobs])
+                print(
+                    f"| {name} | {jobs} | {median:.2f} | {baseline / median:.2f}x |"
+                    f" {statistics.median(cpu[jobs]):.2f} | {rss[jobs] / 2**20:.0f} |"
+                )
 
 
 def main() -> None:
@@ -127,7 +176,11 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--quick", action="store_true", help="small sizes, for CI")
+    parser.add_argument("--workers", action="store_true", help="jobs=1 against jobs=2 on an 8-rank job")
     args = parser.parse_args()
+    if args.workers:
+        compare_workers(args.quick)
+        return
     sizes = (20_000, 200_000) if args.quick else (1_000_000, 10_000_000)
     _, import_rss, _ = run_child(IMPORT_ONLY)
     print(f"baseline: python + import smppy.export, peak RSS {import_rss / 2**20:.0f} MiB")
@@ -143,7 +196,7 @@ def main() -> None:
             )
             for fmt, name in VARIANTS:
                 out = Path(tmp) / f"{events}-{name}"
-                _, rss, stdout = run_child(EXPORT, str(trace.parent), str(out), fmt)
+                _, rss, stdout, _ = run_child(EXPORT, str(trace.parent), str(out), fmt, "1")
                 seconds = float(stdout)
                 size = out.stat().st_size
                 results[(events, name)] = (seconds, rss)

@@ -34,10 +34,11 @@ def test_benchmark_quick_mode_runs(script: str, tmp_path) -> None:
     assert "ratio" in proc.stdout or "bytes" in proc.stdout or "added per step" in proc.stdout
 
 
-def test_parquet_export_workers_quick_mode_runs(tmp_path) -> None:
-    """jobs=1 against jobs=2: the run fails if the two exports' part files differ."""
+@pytest.mark.parametrize("script", ["parquet_export_benchmark.py", "export_benchmark.py"])
+def test_export_workers_quick_mode_runs(script: str, tmp_path) -> None:
+    """jobs=1 against jobs=2: the run fails if the two exports' files differ."""
     proc = subprocess.run(
-        [sys.executable, str(REPO / "bench" / "parquet_export_benchmark.py"), "--workers", "--quick"],
+        [sys.executable, str(REPO / "bench" / script), "--workers", "--quick"],
         cwd=tmp_path,
         capture_output=True,
         text=True,
