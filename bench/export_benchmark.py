@@ -182,7 +182,7 @@ def main() -> None:
         compare_workers(args.quick)
         return
     sizes = (20_000, 200_000) if args.quick else (1_000_000, 10_000_000)
-    _, import_rss, _ = run_child(IMPORT_ONLY)
+    _, import_rss, _, _ = run_child(IMPORT_ONLY)
     print(f"baseline: python + import smppy.export, peak RSS {import_rss / 2**20:.0f} MiB")
     print("| events | format | output | export s | events/s | peak RSS MiB | output bytes | bytes/event |")
     print("| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: |")
