@@ -124,3 +124,15 @@ def test_a_worker_that_dies_stops_the_export_with_a_clear_error(
     with pytest.raises(RuntimeError, match="worker process ended abruptly during the export.*--jobs 1"):
         export_timeline(synthetic_job, tmp_path / "killed.json", jobs=2)
     assert sorted(p.name for p in tmp_path.iterdir()) == [], "a partial file or parts left behind"
+
+
+def test_damaged_files_give_the_file_and_warnings_of_one_process(tmp_path: Path) -> None:
+    traces = export_job.write_job(tmp_path / "job")
+    damaged = traces / "host-a" / "rank1.smprof"
+    damaged.write_bytes(damaged.read_bytes()[:-40])
+    (traces / "junk.smprof").write_bytes(b"not a trace")
+    one = export_timeline(traces, tmp_path / "one.json", jobs=1)
+    two = export_timeline(traces, tmp_path / "two.json", jobs=2)
+    assert [w.split(": ")[1] for w in one["warnings"]] == ["skipped", "truncated"]
+    assert two["warnings"] == one["warnings"]
+    assert (tmp_path / "two.json").read_bytes() == (tmp_path / "one.json").read_bytes()
