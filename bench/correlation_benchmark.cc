@@ -28,6 +28,7 @@
 #include "collectors/cuda/activity_decoder.h"
 #include "collectors/cuda/cupti_library.h"
 #include "core/annotation_correlation.h"
+#include "median.h"
 #include "smprof/smprof.h"
 
 namespace {
@@ -53,11 +54,6 @@ double NsPerScope(int iters) {
   }
   clock_gettime(CLOCK_MONOTONIC, &b);
   return ((b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec)) / iters;
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 }  // namespace

@@ -25,6 +25,7 @@ echo "== C++: benchmark smoke run (numbers are not checked)"
 "$build/bench/cpu_sampler_benchmark" --quick >/dev/null
 "$build/bench/reader_benchmark" --quick >/dev/null
 "$build/bench/context_switch_benchmark" --quick >/dev/null 2>&1
+"$build/bench/perf_read_cost" --quick >/dev/null
 if [ -x "$build/bench/gpu_records_benchmark" ]; then  # built where the CUPTI headers are
   "$build/bench/gpu_records_benchmark" --quick >/dev/null
 fi

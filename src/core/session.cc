@@ -210,6 +210,7 @@ Status StartLocked(SessionState& s, const ResolvedConfig& config, const ClockPai
   s.drain =
       new std::thread(RunDrain, DrainJob{s.files.get(), s.counters.get(), clock.monotonic_ns, config.flush_interval_ms,
                                          &s.stop_requested, &s.drained, s.gpu_records.get()});
+  pthread_setname_np(s.drain->native_handle(), "smprof-drain");  // what `top -H`, py-spy and gdb show
   if (s.sampler) s.sampler->Start();
   s.active = true;
   g_recording.store(true, std::memory_order_release);

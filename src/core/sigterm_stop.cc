@@ -1,6 +1,7 @@
 #include "core/sigterm_stop.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -88,6 +89,7 @@ void StopWithin(void (*stop)(), std::chrono::milliseconds timeout) {
 }
 
 void Watch(int read_fd, bool previous_is_a_handler, void (*stop)(), std::chrono::milliseconds timeout) {
+  pthread_setname_np(pthread_self(), "smprof-sigterm");
   for (;;) {
     char byte;
     const ssize_t n = ::read(read_fd, &byte, 1);

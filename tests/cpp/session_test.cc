@@ -58,6 +58,31 @@ TEST(Session, StartTwiceIsAFailedPrecondition) {
   EXPECT_EQ(LastSessionStats().path, dir.File("first.smprof"));
 }
 
+// The names of this process's threads (/proc/self/task/*/comm).
+std::multiset<std::string> ThreadNames() {
+  std::multiset<std::string> names;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream comm(task.path() / "comm");
+    std::string name;
+    std::getline(comm, name);
+    names.insert(name);
+  }
+  return names;
+}
+
+TEST(Session, ItsThreadsAreNamedAndEndWithTheSession) {
+  TempDir dir;
+  Config config = ConfigWritingTo(dir.path(), "named.smprof");
+  config.Set("CpuProfilingDurationS", "60");
+  ASSERT_TRUE(Start(config).ok());
+  const std::multiset<std::string> during = ThreadNames();
+  EXPECT_EQ(during.count("smprof-drain"), 1u);
+  EXPECT_EQ(during.count("smprof-sampler"), 1u);
+  ASSERT_TRUE(Stop().ok());
+  const std::multiset<std::string> after = ThreadNames();
+  EXPECT_EQ(after.count("smprof-drain") + after.count("smprof-sampler"), 0u);
+}
+
 TEST(Session, StopWithoutStartIsAFailedPrecondition) {
   ASSERT_FALSE(IsProfiling());
   const Status status = Stop();

@@ -20,6 +20,7 @@ from conftest import REPO
         "scale_benchmark.py",
         "diagnose_benchmark.py",
         "s3_dask_benchmark.py",
+        "collection_cpu_cost.py",
     ],
 )
 def test_benchmark_quick_mode_runs(script: str, tmp_path) -> None:
@@ -31,7 +32,7 @@ def test_benchmark_quick_mode_runs(script: str, tmp_path) -> None:
         timeout=300,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "ratio" in proc.stdout or "bytes" in proc.stdout or "added per step" in proc.stdout
+    assert any(word in proc.stdout for word in ("ratio", "bytes", "added per step", "share of one core"))
 
 
 @pytest.mark.parametrize("script", ["parquet_export_benchmark.py", "export_benchmark.py"])

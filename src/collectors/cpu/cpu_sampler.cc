@@ -1,5 +1,6 @@
 #include "collectors/cpu/cpu_sampler.h"
 
+#include <pthread.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -30,6 +31,7 @@ void CpuSampler::Start() {
   if (thread_ != nullptr || options_.duration_s == 0) return;
   SampleOnce(NowNs());  // the baseline for the first interval's shares
   thread_ = new std::thread(&CpuSampler::Run, this);
+  pthread_setname_np(thread_->native_handle(), "smprof-sampler");
 }
 
 void CpuSampler::Stop() {
