@@ -87,19 +87,21 @@ def main() -> int:
         for _ in range(rounds):
             for name, settings in VARIANTS.items():
                 rows[name].append(session_round(trainer, settings, seconds, directory))
-    print("| variant | thread | share of one core | us per step | share of the step's CPU |")
-    print("|---|---|---:|---:|---:|")
+    print("| variant | thread | share of one core | us per step | share of the step's CPU | min to max |")
+    print("|---|---|---:|---:|---:|---:|")
     for name, runs in rows.items():
         step_cpu = statistics.median(r["step_cpu_ns"] for r in runs)
         for thread in (*THREADS, "all"):
             keys = THREADS if thread == "all" else (thread,)
             per_s = statistics.median(sum(r[f"{k}_per_s"] for k in keys) for r in runs)
             per_step = statistics.median(sum(r[f"{k}_per_step"] for k in keys) for r in runs)
-            share = per_step / step_cpu
-            print(f"| {name} | {thread} | {per_s / 1e7:.3f}% | {per_step / 1e3:.1f} | {share:.3%} |")
+            shares = [sum(r[f"{k}_per_step"] for k in keys) / r["step_cpu_ns"] for r in runs]
+            cells = [f"{per_s / 1e7:.3f}%", f"{per_step / 1e3:.1f}", f"{per_step / step_cpu:.3%}"]
+            cells.append(f"{min(shares):.3%} to {max(shares):.3%}")
+            print(f"| {name} | {thread} | {' | '.join(cells)} |")
         step_wall = statistics.median(r["step_wall_ns"] for r in runs)
         step = f"(the step: CPU, all threads; wall {step_wall / 1e3:.0f} us)"
-        print(f"| {name} | {step} | | {step_cpu / 1e3:.0f} | |")
+        print(f"| {name} | {step} | | {step_cpu / 1e3:.0f} | | |")
     return 0
 
 
