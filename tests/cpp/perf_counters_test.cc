@@ -22,6 +22,7 @@
 #include <mutex>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 namespace smprof::internal {
 namespace {
@@ -334,10 +335,19 @@ TEST(PerfCounters, SoftwareEventsCountEveryThreadAndNeverDecrease) {
   const double after_existing = ReadAll(counters.get())["perf.task-clock"];
   EXPECT_GT(after_existing - start["perf.task-clock"], 100e6) << "a thread alive at Open is counted";
 
-  std::thread created_later([] { Spin(std::chrono::milliseconds(150)); });
+  const double faults_before = ReadAll(counters.get())["perf.page-faults"];
+  std::thread created_later([] {
+    Spin(std::chrono::milliseconds(150));
+    std::vector<char> touched(16 << 20);  // 4,096 pages, each faulted in by its first write
+    for (std::size_t i = 0; i < touched.size(); i += 4096) touched[i] = 1;
+  });
   created_later.join();
-  const double after_new = ReadAll(counters.get())["perf.task-clock"];
-  EXPECT_GT(after_new - after_existing, 100e6) << "a thread created after Open is counted (and kept after it exits)";
+  auto after = ReadAll(counters.get());
+  EXPECT_GT(after["perf.task-clock"] - after_existing, 100e6)
+      << "a thread created after Open is counted (and kept after it exits)";
+  // The software events of a thread are read as one group (its leader task-clock): the other
+  // members count too.
+  EXPECT_GT(after["perf.page-faults"] - faults_before, 2000) << "page-faults, read through task-clock's group";
 }
 
 TEST(PerfCounters, ChildProcessesAreNotCounted) {

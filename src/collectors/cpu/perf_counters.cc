@@ -135,9 +135,24 @@ const char* UnitOf(const perf_event_attr& attr) {
   return clock ? "ns" : "count";
 }
 
-int OpenCounter(perf_event_attr* attr, long tid) {
-  const long fd = syscall(__NR_perf_event_open, attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+int OpenCounter(perf_event_attr* attr, long tid, int group_fd = -1) {
+  const long fd = syscall(__NR_perf_event_open, attr, tid, -1, group_fd, PERF_FLAG_FD_CLOEXEC);
   return static_cast<int>(fd);
+}
+
+// Reads a group leader opened with PERF_FORMAT_GROUP and the times enabled and running: `n`
+// counts, each scaled (ScaleCount), in the group's order; false when the read fails or the
+// group is not `n` events.
+bool ReadScaledGroup(int leader_fd, std::size_t n, double* values) {
+  std::uint64_t buffer[3 + PerfCounters::kMaxGroup];  // nr, time enabled, time running, the values
+  if (n > PerfCounters::kMaxGroup) return false;
+  ssize_t got;
+  do {
+    got = read(leader_fd, buffer, (3 + n) * sizeof(std::uint64_t));
+  } while (got < 0 && errno == EINTR);
+  if (got != static_cast<ssize_t>((3 + n) * sizeof(std::uint64_t)) || buffer[0] != n) return false;
+  for (std::size_t i = 0; i < n; ++i) values[i] = ScaleCount(buffer[3 + i], buffer[1], buffer[2]);
+  return true;
 }
 
 std::string Paranoid(const Environment& env) { return "perf_event_paranoid=" + std::to_string(env.paranoid); }
@@ -268,8 +283,11 @@ std::unique_ptr<PerfCounters> PerfCounters::Open(const std::vector<std::string>&
     };
 
     // Opens every pending event on the first thread, then the other threads on the active ones.
+    // Each thread's software events form one group, read at once (one read per thread, not one
+    // per event and thread: for a thread running on another core each read interrupts it there).
     auto open_all = [&](std::vector<Pending>* pending) {
       std::vector<std::size_t> active;  // into counters_
+      Group first_thread;               // its software events
       for (Pending& p : *pending) {
         PerfEventStatus& status = counters->statuses_[p.status_index];
         p.attr.size = sizeof(perf_event_attr);
@@ -312,17 +330,34 @@ std::unique_ptr<PerfCounters> PerfCounters::Open(const std::vector<std::string>&
           status.reason = "the kernel refuses to count kernel mode here, where this event only happens: run as root";
           continue;
         }
+        bool grouped = false;
+        if (!IsHardware(p.attr) && first_thread.counters.size() < PerfCounters::kMaxGroup) {
+          perf_event_attr in_group = p.attr;
+          in_group.read_format |= PERF_FORMAT_GROUP;
+          const int member = OpenCounter(&in_group, tids[0], first_thread.leader_fd);
+          if (member >= 0) {  // else it is read alone
+            close(fd);
+            fd = member;
+            p.attr = in_group;
+            grouped = true;
+            if (first_thread.leader_fd < 0) first_thread.leader_fd = fd;
+            first_thread.counters.push_back(counters->counters_.size());
+          }
+        }
         --budget;
         status.active = true;
         status.user_only = p.attr.exclude_kernel != 0;
         status.threads = 1;
         Counter counter;
         counter.status_index = p.status_index;
+        counter.grouped = grouped;
         counter.fds.push_back(fd);
         counters->counters_.push_back(std::move(counter));
         active_attrs.push_back(p.attr);
+        active_attrs.back().read_format &= ~static_cast<std::uint64_t>(PERF_FORMAT_GROUP);
         active.push_back(counters->counters_.size() - 1);
       }
+      if (first_thread.leader_fd >= 0) counters->groups_.push_back(std::move(first_thread));
       if (active.empty()) return;
       std::vector<perf_event_attr*> attrs;  // of the active counters, in `active` order
       for (Pending& p : *pending) {
@@ -331,12 +366,16 @@ std::unique_ptr<PerfCounters> PerfCounters::Open(const std::vector<std::string>&
       for (std::size_t t = 1; t < tids.size(); ++t) {
         // A thread gets all its counters or none, so every counter covers the same threads.
         std::vector<int> fds;
+        Group group;
         int error = 0;
         if (budget < static_cast<long>(active.size())) error = EMFILE;
         for (std::size_t a = 0; a < active.size() && error == 0; ++a) {
-          const int fd = OpenCounter(attrs[a], tids[t]);
+          const bool grouped = counters->counters_[active[a]].grouped;
+          const int fd = OpenCounter(attrs[a], tids[t], grouped ? group.leader_fd : -1);
           if (fd >= 0) {
             fds.push_back(fd);
+            if (grouped && group.leader_fd < 0) group.leader_fd = fd;
+            if (grouped) group.counters.push_back(active[a]);
           } else {
             error = errno;
           }
@@ -349,6 +388,7 @@ std::unique_ptr<PerfCounters> PerfCounters::Open(const std::vector<std::string>&
           continue;
         }
         budget -= static_cast<long>(fds.size());
+        if (group.leader_fd >= 0) counters->groups_.push_back(std::move(group));
         for (std::size_t a = 0; a < active.size(); ++a) {
           Counter& counter = counters->counters_[active[a]];
           counter.fds.push_back(fds[a]);
@@ -401,13 +441,22 @@ PerfCounters::~PerfCounters() {
 
 void PerfCounters::Read(std::vector<std::pair<std::string, double>>* out) {
   try {
-    for (Counter& counter : counters_) {
-      double total = 0;
-      for (int fd : counter.fds) {
+    totals_.assign(counters_.size(), 0.0);
+    for (std::size_t c = 0; c < counters_.size(); ++c) {
+      if (counters_[c].grouped) continue;
+      for (int fd : counters_[c].fds) {
         double value = 0;
-        if (ReadScaledCount(fd, &value)) total += value;
+        if (ReadScaledCount(fd, &value)) totals_[c] += value;
       }
-      counter.last = std::max(counter.last, total);
+    }
+    double values[kMaxGroup];
+    for (const Group& group : groups_) {
+      if (!ReadScaledGroup(group.leader_fd, group.counters.size(), values)) continue;
+      for (std::size_t i = 0; i < group.counters.size(); ++i) totals_[group.counters[i]] += values[i];
+    }
+    for (std::size_t c = 0; c < counters_.size(); ++c) {
+      Counter& counter = counters_[c];
+      counter.last = std::max(counter.last, totals_[c]);
       out->emplace_back(statuses_[counter.status_index].track, counter.last);
     }
     ReadPerCpu(out);

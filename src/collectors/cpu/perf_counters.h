@@ -9,6 +9,13 @@
 // it for any PMU it supports, present on this machine or not; a known event of
 // a PMU this CPU does not have is accepted and reported inactive.
 //
+// Reading. A thread's software events are one perf group, read with one
+// read() (PERF_FORMAT_GROUP); hardware events are read one by one. Reading a
+// thread's counters while it runs on another core makes the kernel read them
+// there (an interrupt; a VM exit on a virtual machine: 7-10 us of that thread
+// per read measured, docs/BENCHMARKS.md section 4), so fewer reads cost the
+// job less.
+//
 // What is counted. Open attaches one counter per event to every thread listed
 // in /proc/self/task, with inherit=1, so every thread created later by a
 // counted thread (recursively: threads of those threads too) is counted; a
@@ -122,11 +129,20 @@ class PerfCounters {
   // dip is held at the last value). Call from one thread at a time.
   void Read(std::vector<std::pair<std::string, double>>* out);
 
+  // Most software events read as one group per thread; more are read alone.
+  static constexpr std::size_t kMaxGroup = 16;
+
  private:
   struct Counter {
     std::size_t status_index = 0;
     std::vector<int> fds;  // one per thread counted directly
+    bool grouped = false;  // a software event: its fds are read through groups_
     double last = 0;
+  };
+  // One thread's software events: one read of the leader gives them all, in this order.
+  struct Group {
+    int leader_fd = -1;                 // also in its counter's fds
+    std::vector<std::size_t> counters;  // into counters_
   };
   struct CpuCounter {  // parallel to cpu_tracks_
     int fd = -1;
@@ -142,6 +158,8 @@ class PerfCounters {
 
   std::vector<PerfEventStatus> statuses_;
   std::vector<Counter> counters_;  // the active ones
+  std::vector<Group> groups_;      // one per thread counted, if it has software events
+  std::vector<double> totals_;     // Read's, per counter
   bool follows_child_processes_ = false;
   std::vector<PerfCpuTrack> cpu_tracks_;
   std::vector<CpuCounter> cpu_counters_;
