@@ -24,7 +24,7 @@ namespace smprof::analysis {
 
 enum class TimelineFormat { kChrome, kPerfetto };
 
-// A sink that writes one format (chrome_export.h, perfetto_export.h). The
+// A sink that writes one format (chrome_export.cc, perfetto_export.cc). The
 // prologue is OnStart and the hosts' OnProcess.
 class TimelineWriter : public TimelineSink {
  public:
