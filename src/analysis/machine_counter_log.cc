@@ -4,6 +4,9 @@
 
 #include <cerrno>
 #include <cstring>
+#include <stdexcept>
+
+#include "analysis/partial_codec.h"
 
 namespace smprof::analysis {
 
@@ -17,32 +20,6 @@ struct ReadFile {
     if (file != nullptr) std::fclose(file);
   }
 };
-
-template <typename T>
-void Put(const T& value, std::string* out) {
-  out->append(reinterpret_cast<const char*>(&value), sizeof value);
-}
-
-template <typename T>
-bool Get(const unsigned char** at, const unsigned char* end, T* value) {
-  if (static_cast<std::size_t>(end - *at) < sizeof *value) return false;
-  std::memcpy(value, *at, sizeof *value);
-  *at += sizeof *value;
-  return true;
-}
-
-void PutText(std::string_view text, std::string* out) {
-  Put(static_cast<std::uint32_t>(text.size()), out);
-  out->append(text);
-}
-
-bool GetText(const unsigned char** at, const unsigned char* end, std::string* text) {
-  std::uint32_t size = 0;
-  if (!Get(at, end, &size) || static_cast<std::size_t>(end - *at) < size) return false;
-  text->assign(reinterpret_cast<const char*>(*at), size);
-  *at += size;
-  return true;
-}
 
 }  // namespace
 
@@ -83,16 +60,16 @@ void MachineCounterLog::Add(std::uint32_t series, std::int64_t wall_ns, double v
 Status MachineCounterLog::Close() {
   if (file_ == nullptr) return Status(StatusCode::kFailedPrecondition, path_ + " is already closed");
   const std::uint64_t table_offset = offset_;
-  std::string table;
-  Put(static_cast<std::uint32_t>(series_.size()), &table);
+  PartialEncoder table;
+  table.Uint(series_.size());
   for (const MachineCounterSeries& s : series_) {
-    Put(s.process, &table);
-    Put(s.host_process, &table);
-    PutText(s.name, &table);
-    PutText(s.unit, &table);
+    table.Uint(s.process);
+    table.Uint(s.host_process);
+    table.String(s.name);
+    table.String(s.unit);
   }
-  Put(table_offset, &table);
-  Write(table.data(), table.size());
+  Write(table.bytes().data(), table.bytes().size());
+  Write(&table_offset, sizeof table_offset);
   if (std::fclose(file_) != 0 && error_.empty()) error_ = "cannot close " + path_ + ": " + std::strerror(errno);
   file_ = nullptr;
   if (!error_.empty()) return Status(StatusCode::kIoError, error_);
@@ -111,22 +88,24 @@ Status ReadMachineCounterLog(const std::string& path, std::vector<MachineCounter
       table_offset % kSampleBytes != 0) {
     return damaged;
   }
-  std::vector<unsigned char> table(static_cast<std::size_t>(st.st_size) - 8 - table_offset);
+  std::string table(static_cast<std::size_t>(st.st_size) - 8 - table_offset, '\0');
   if (std::fseek(in.file, static_cast<long>(table_offset), SEEK_SET) != 0 ||
       std::fread(table.data(), 1, table.size(), in.file) != table.size()) {
     return damaged;
   }
-  const unsigned char* at = table.data();
-  const unsigned char* end = at + table.size();
-  std::uint32_t count = 0;
-  if (!Get(&at, end, &count)) return damaged;
   series->clear();
-  for (std::uint32_t i = 0; i < count; ++i) {
-    MachineCounterSeries& s = series->emplace_back();
-    if (!Get(&at, end, &s.process) || !Get(&at, end, &s.host_process) || !GetText(&at, end, &s.name) ||
-        !GetText(&at, end, &s.unit)) {
-      return damaged;
+  try {
+    PartialDecoder in_table(table);
+    for (std::size_t n = in_table.Count(); n > 0; --n) {
+      MachineCounterSeries& s = series->emplace_back();
+      s.process = static_cast<std::uint32_t>(in_table.Uint());
+      s.host_process = static_cast<std::uint32_t>(in_table.Uint());
+      s.name = in_table.String();
+      s.unit = in_table.String();
     }
+    if (!in_table.done()) return damaged;
+  } catch (const std::invalid_argument&) {
+    return damaged;
   }
   if (!sample) return Status::Ok();
   if (std::fseek(in.file, 0, SEEK_SET) != 0) return damaged;

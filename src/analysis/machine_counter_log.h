@@ -8,9 +8,10 @@
 // counter.
 //
 // The file: the samples {u32 series, i64 wall ns, f64 value} as they came,
-// then the series {u32 process, u32 host process, name, unit} in the order
-// they were first seen, then the byte offset of that table (u64). Written and
-// read by the same build on one machine, so in its byte order.
+// then the series {process, host process, name, unit} in the order they were
+// first seen (partial_codec.h's encoding), then the byte offset of that table
+// (u64). Written and read by the same build on one machine, so in its byte
+// order.
 #pragma once
 
 #include <cstdint>
