@@ -8,9 +8,9 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <deque>
 #include <utility>
 
+#include "analysis/fifo.h"
 #include "analysis/flat_id_map.h"
 
 namespace smprof::analysis {
@@ -76,7 +76,7 @@ class PendingById {
   std::int64_t window_ns_;
   std::int64_t newest_ns_ = 0;
   FlatIdMap<Entry> values_;
-  std::deque<std::pair<std::uint32_t, std::int64_t>> order_;
+  Fifo<std::pair<std::uint32_t, std::int64_t>> order_;
   std::uint64_t evicted_ = 0;
 };
 

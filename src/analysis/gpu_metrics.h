@@ -10,7 +10,6 @@
 
 #include <array>
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <memory>
 #include <string>
@@ -19,6 +18,7 @@
 #include <vector>
 
 #include "analysis/correlation_join.h"
+#include "analysis/fifo.h"
 #include "analysis/frame_id_index.h"
 #include "analysis/interval_union.h"
 #include "analysis/job_reader.h"
@@ -163,7 +163,7 @@ class GpuMetrics {
   PendingById<std::int64_t> launch_of_;  // API call start by correlation id, for LaunchOf
   std::vector<FrameCall> frame_calls_;   // the frame's API calls with a correlation id
   FrameIdIndex frame_call_index_;        // frame_calls_ by correlation id
-  std::deque<OpenRange> ranges_;         // in arrival (about end) order, bounded
+  Fifo<OpenRange> ranges_;               // in arrival (about end) order, bounded
   // Adjacent pairs of ranges_ out of start order: ranges_ are sorted when there are none.
   std::size_t ranges_out_of_order_ = 0;
   OpenRangeSearch range_search_;                                 // ranges_ by start, for InferAttribution

@@ -164,7 +164,7 @@ void StepProfile::CloseStep(const internal::AnnotationRow& row, const Name* name
       step.data_wait_ns += a.end_ns - a.start_ns;
     }
   }
-  pending.erase(pending.begin(), pending.begin() + static_cast<std::ptrdiff_t>(kept_from));
+  pending.pop_front(kept_from);
   for (const auto& [phase, ns] : phases) s.phase_ns[phase] += ns;
   auto& samples = s.pending_samples;
   while (!samples.empty() && samples.front().ts_ns <= end) {

@@ -16,7 +16,6 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -26,6 +25,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "analysis/fifo.h"
 #include "analysis/job_reader.h"
 #include "analysis/json_writer.h"
 #include "analysis/partial_codec.h"
@@ -104,8 +104,8 @@ class StepProfile {
     std::map<const Name*, std::int64_t> phase_ns;  // Σ over every step seen
     std::vector<Step> steps;                       // the first max_profiled_steps
     std::int64_t last_step_end_ns = INT64_MIN;
-    std::deque<PendingAnnotation> pending;
-    std::deque<Sample> pending_samples;
+    Fifo<PendingAnnotation> pending;
+    Fifo<Sample> pending_samples;
     std::uint64_t pending_dropped = 0;
     CounterSum totals[kCounters];  // over the whole stream
     double max_threads = 0;

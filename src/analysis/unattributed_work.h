@@ -12,9 +12,9 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <deque>
 #include <utility>
 
+#include "analysis/fifo.h"
 #include "analysis/flat_id_map.h"
 
 namespace smprof::analysis {
@@ -147,8 +147,8 @@ class UnattributedWork {
   std::int64_t newest_ns_ = 0;
   FlatIdMap<Entry> entries_;
   std::size_t waiting_ = 0;  // entries in the waiting role
-  std::deque<std::pair<std::uint32_t, std::int64_t>> waiting_order_;
-  std::deque<std::uint32_t> unclaimed_order_;
+  Fifo<std::pair<std::uint32_t, std::int64_t>> waiting_order_;
+  Fifo<std::uint32_t> unclaimed_order_;
   std::uint64_t evicted_ = 0;
 };
 
