@@ -68,13 +68,6 @@ double Share(std::int64_t part, std::int64_t total) {
   return total > 0 ? static_cast<double>(part) / static_cast<double>(total) : 0.0;
 }
 
-// Ranges by start, then depth: the innermost range open at t is the last one
-// starting at or before t that has not ended by t.
-template <typename Range>
-bool StartsEarlier(const Range& a, const Range& b) {
-  return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.depth < b.depth;
-}
-
 }  // namespace
 
 GpuMetrics::GpuMetrics(const SummaryOptions& options, std::int64_t origin_ns)
@@ -97,10 +90,7 @@ void GpuMetrics::BeginStream(const ProcessStream& stream) {
   annotation_of_.Clear();
   unattributed_.Clear();
   launch_of_.Clear();
-  ranges_.clear();
-  ranges_out_of_order_ = 0;
-  range_search_.Clear();
-  range_search_is_ranges_ = true;
+  ranges_.Clear();
   newest_ns_ = 0;
 }
 
@@ -231,29 +221,13 @@ void GpuMetrics::AddRanges(const internal::FrameRows& frame) {
   for (const auto& row : frame.annotations) {
     RangeName*& name = frame_range_names_[row.name_index];
     if (name == nullptr) name = &*range_names_.try_emplace(std::string(row.name), nullptr).first;
-    PushRange(OpenRange{row.start_ns, row.start_ns + row.dur_ns, row.depth, name});
+    ranges_.Add(row.start_ns, row.start_ns + row.dur_ns, row.depth, name);
   }
   if (ranges_.size() <= options_.max_pending) return;
   // Bounded: the work waiting for inference is resolved with the ranges
   // known now before the oldest ranges are forgotten.
   InferAttribution(0);
-  while (ranges_.size() > options_.max_pending) PopRange();
-}
-
-void GpuMetrics::PushRange(const OpenRange& range) {
-  if (!ranges_.empty() && StartsEarlier(range, ranges_.back())) ++ranges_out_of_order_;
-  ranges_.push_back(range);
-  if (ranges_out_of_order_ > 0) {
-    range_search_is_ranges_ = false;
-  } else if (range_search_is_ranges_) {
-    range_search_.Add(range.start_ns, range.end_ns);
-  }
-}
-
-void GpuMetrics::PopRange() {
-  if (ranges_.size() > 1 && StartsEarlier(ranges_[1], ranges_[0])) --ranges_out_of_order_;
-  ranges_.pop_front();
-  if (range_search_is_ranges_) range_search_.PopFront();
+  while (ranges_.size() > options_.max_pending) ranges_.PopFront();
 }
 
 std::int64_t GpuMetrics::LaunchOf(std::uint32_t id) {
@@ -269,32 +243,16 @@ std::int64_t GpuMetrics::LaunchOf(std::uint32_t id) {
 
 void GpuMetrics::InferAttribution(std::size_t keep) {
   if (unattributed_.unclaimed_records() <= keep) return;
-  // Ranges arrive about in start order (each frame's table is sorted): most
-  // calls find them sorted, and range_search_ kept in step with them.
-  std::vector<const OpenRange*> sorted;  // by start, when ranges_ are not
-  if (ranges_out_of_order_ == 0) {
-    if (!range_search_is_ranges_) {
-      range_search_.Clear();
-      for (const OpenRange& range : ranges_) range_search_.Add(range.start_ns, range.end_ns);
-      range_search_is_ranges_ = true;
-    }
-  } else {
-    for (const OpenRange& range : ranges_) sorted.push_back(&range);
-    std::sort(sorted.begin(), sorted.end(),
-              [](const OpenRange* a, const OpenRange* b) { return StartsEarlier(*a, *b); });
-    range_search_.Clear();
-    for (const OpenRange* range : sorted) range_search_.Add(range->start_ns, range->end_ns);
-  }
-  const auto by_start = [&](std::size_t i) -> const OpenRange& { return sorted.empty() ? ranges_[i] : *sorted[i]; };
+  ranges_.Prepare();
   while (unattributed_.unclaimed_records() > keep) {
     std::uint32_t id = 0;
     UnattributedWork::Unclaimed unclaimed;
     if (!unattributed_.TakeOldestUnclaimed(&id, &unclaimed)) continue;  // claimed through its external correlation
     if (unclaimed.launch_ns < 0) continue;
     const UnattributedWork::Work& work = unclaimed.work;
-    const std::ptrdiff_t open = range_search_.LastOpenAt(unclaimed.launch_ns);
-    if (open < 0) continue;
-    auto& [name, annotation] = *by_start(static_cast<std::size_t>(open)).name;
+    RangeName* const* open = ranges_.InnermostOpenAt(unclaimed.launch_ns);
+    if (open == nullptr) continue;
+    auto& [name, annotation] = **open;
     if (annotation == nullptr) annotation = &annotations_[name];
     AddAnnotationTime(annotation, work.time_ns, work.activities);
     annotation->inferred_time_ns += work.time_ns;

@@ -86,13 +86,6 @@ class GpuMetrics {
   };
   // An annotation name, and its entry in annotations_ once work is attributed to it.
   using RangeName = std::pair<const std::string, AnnotationGpu*>;
-  // An annotation range of the stream, for inferred attribution.
-  struct OpenRange {
-    std::int64_t start_ns = 0;
-    std::int64_t end_ns = 0;
-    std::uint32_t depth = 0;
-    RangeName* name = nullptr;  // in range_names_
-  };
   struct Stream {
     std::string host;
     std::int32_t rank = 0;
@@ -140,10 +133,8 @@ class GpuMetrics {
   void AddLaunch(const TimeSpan& api_call, const TimeSpan& kernel);
   void AddHostCopy(const internal::GpuActivityRow& row);
   void AddAnnotationTime(AnnotationGpu* annotation, std::int64_t time_ns, std::uint64_t activities);
+  // The frame's annotations join ranges_; beyond max_pending the oldest are forgotten.
   void AddRanges(const internal::FrameRows& frame);
-  // Appends a range to ranges_ or forgets the oldest, keeping range_search_ in step while they are sorted.
-  void PushRange(const OpenRange& range);
-  void PopRange();
   // The launch time of GPU work that becomes unclaimed: its frame's call, or one
   // of an earlier frame; -1 if unknown.
   std::int64_t LaunchOf(std::uint32_t id);
@@ -163,11 +154,7 @@ class GpuMetrics {
   PendingById<std::int64_t> launch_of_;  // API call start by correlation id, for LaunchOf
   std::vector<FrameCall> frame_calls_;   // the frame's API calls with a correlation id
   FrameIdIndex frame_call_index_;        // frame_calls_ by correlation id
-  Fifo<OpenRange> ranges_;               // in arrival (about end) order, bounded
-  // Adjacent pairs of ranges_ out of start order: ranges_ are sorted when there are none.
-  std::size_t ranges_out_of_order_ = 0;
-  OpenRangeSearch range_search_;                                 // ranges_ by start, for InferAttribution
-  bool range_search_is_ranges_ = true;                           // range_search_ holds ranges_ as they are (sorted)
+  OpenRanges<RangeName*> ranges_;        // the stream's annotations (names in range_names_), bounded
   std::unordered_map<std::string, AnnotationGpu*> range_names_;  // the names ranges_ point to
   std::vector<RangeName*> frame_range_names_;                    // by index in the frame's strings, for one frame
   std::uint64_t evicted_correlations_ = 0;

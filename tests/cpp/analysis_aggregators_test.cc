@@ -212,44 +212,64 @@ TEST(FlatIdMap, BehavesAsAnUnorderedMapThroughGrowthAndDeletions) {
   }
 }
 
-TEST(OpenRangeSearch, FindsTheLastRangeOpenAtEachTimeAsAScanWould) {
+// A range of the OpenRanges tests: its payload is its id.
+struct TestRange {
+  std::int64_t start;
+  std::int64_t end;
+  std::uint32_t depth;
+  int id;
+};
+
+// The id of the innermost range of `kept` open at t, by a scan over them in
+// (start, depth) order, arrival order among equals; -1 if none.
+int InnermostByScan(std::vector<TestRange> kept, std::int64_t t) {
+  std::stable_sort(kept.begin(), kept.end(), [](const TestRange& a, const TestRange& b) {
+    return a.start != b.start ? a.start < b.start : a.depth < b.depth;
+  });
+  int innermost = -1;
+  for (std::size_t i = 0; i < kept.size() && kept[i].start <= t; ++i) {
+    if (kept[i].end > t) innermost = kept[i].id;
+  }
+  return innermost;
+}
+
+int IdOrNone(const int* id) { return id == nullptr ? -1 : *id; }
+
+TEST(OpenRanges, FindsTheInnermostRangeOpenAtEachTimeAsAScanWould) {
   std::mt19937_64 random(3);
-  OpenRangeSearch search;
+  OpenRanges<int> search;
   for (int trial = 0; trial < 20; ++trial) {
-    std::vector<std::pair<std::int64_t, std::int64_t>> ranges;  // (start, end), in start order
+    std::vector<TestRange> ranges;  // in start order
     std::int64_t start = 0;
     for (int i = 0; i < 2000; ++i) {
       start += static_cast<std::int64_t>(random() % 50);
       const std::int64_t lengths[] = {5, 60, 3000, 100000};
-      ranges.emplace_back(start, start + static_cast<std::int64_t>(random() % lengths[random() % 4]));
+      ranges.push_back({start, start + static_cast<std::int64_t>(random() % lengths[random() % 4]), 0, i});
     }
     search.Clear();  // reused: nothing of the previous trial remains
-    for (const auto& [s, e] : ranges) search.Add(s, e);
+    for (const TestRange& r : ranges) search.Add(r.start, r.end, r.depth, r.id);
+    search.Prepare();
     for (int query = 0; query < 3000; ++query) {
       // Mostly increasing times (launches), some jumps back.
       const std::int64_t t =
           query % 7 == 0 ? static_cast<std::int64_t>(random() % (start + 200)) - 100 : query * start / 3000;
-      std::ptrdiff_t expected = -1;
-      for (std::size_t i = 0; i < ranges.size() && ranges[i].first <= t; ++i) {
-        if (ranges[i].second > t) expected = static_cast<std::ptrdiff_t>(i);
-      }
-      ASSERT_EQ(search.LastOpenAt(t), expected) << "trial " << trial << " t " << t;
+      ASSERT_EQ(IdOrNone(search.InnermostOpenAt(t)), InnermostByScan(ranges, t)) << "trial " << trial << " t " << t;
     }
   }
 }
 
-TEST(OpenRangeSearch, ASlidingWindowAnswersAsASearchOfTheRangesKept) {
+TEST(OpenRanges, ASlidingWindowAnswersAsASearchOfTheRangesKept) {
   std::mt19937_64 random(5);
-  OpenRangeSearch search;
-  std::deque<std::pair<std::int64_t, std::int64_t>> kept;  // (start, end), in start order
+  OpenRanges<int> search;
+  std::deque<TestRange> kept;  // in arrival order
   std::int64_t start = 0;
   for (int step = 0; step < 30000; ++step) {
     // Appends and forgets in bursts, so the window grows, shrinks and is compacted.
     if (random() % 4 != 0 || kept.empty()) {
       start += static_cast<std::int64_t>(random() % 50);
       const std::int64_t lengths[] = {5, 60, 3000, 100000};
-      kept.emplace_back(start, start + static_cast<std::int64_t>(random() % lengths[random() % 4]));
-      search.Add(kept.back().first, kept.back().second);
+      kept.push_back({start, start + static_cast<std::int64_t>(random() % lengths[random() % 4]), 0, step});
+      search.Add(kept.back().start, kept.back().end, 0, step);
     } else {
       for (auto n = random() % 5; n > 0 && !kept.empty(); --n) {
         kept.pop_front();
@@ -257,13 +277,51 @@ TEST(OpenRangeSearch, ASlidingWindowAnswersAsASearchOfTheRangesKept) {
       }
     }
     ASSERT_EQ(search.size(), kept.size());
+    search.Prepare();
     const std::int64_t t = start - static_cast<std::int64_t>(random() % 5000);
-    std::ptrdiff_t expected = -1;
-    for (std::size_t i = 0; i < kept.size() && kept[i].first <= t; ++i) {
-      if (kept[i].second > t) expected = static_cast<std::ptrdiff_t>(i);
-    }
-    ASSERT_EQ(search.LastOpenAt(t), expected) << "step " << step << " t " << t;
+    ASSERT_EQ(IdOrNone(search.InnermostOpenAt(t)), InnermostByScan({kept.begin(), kept.end()}, t))
+        << "step " << step << " t " << t;
   }
+}
+
+TEST(OpenRanges, RangesArrivingOutOfOrderAreSearchedInStartOrder) {
+  // Arrivals about in start order: neighbours swapped now and then, ranges
+  // starting together at different depths, so the window goes from sorted to
+  // unsorted and back as the swapped pairs are appended and forgotten.
+  std::mt19937_64 random(7);
+  OpenRanges<int> search;
+  std::deque<TestRange> kept;  // in arrival order
+  std::int64_t start = 0;
+  int next_id = 0;
+  bool was_unsorted = false;
+  for (int step = 0; step < 20000; ++step) {
+    std::vector<TestRange> burst;
+    for (auto n = 1 + random() % 4; n > 0; --n) {
+      // Within a burst, sometimes the same start one level deeper; never a tie in (start, depth).
+      if (burst.empty() || random() % 3 != 0) start += 1 + static_cast<std::int64_t>(random() % 40);
+      const std::int64_t lengths[] = {5, 60, 3000, 100000};
+      burst.push_back({start, start + static_cast<std::int64_t>(random() % lengths[random() % 4]),
+                       static_cast<std::uint32_t>(burst.empty() ? 0 : burst.back().depth + 1), next_id++});
+    }
+    if (burst.size() > 1 && random() % 40 == 0) std::swap(burst[0], burst[1]);
+    for (const TestRange& r : burst) {
+      kept.push_back(r);
+      search.Add(r.start, r.end, r.depth, r.id);
+    }
+    while (kept.size() > 60 || (random() % 3 == 0 && !kept.empty())) {
+      kept.pop_front();
+      search.PopFront();
+    }
+    ASSERT_EQ(search.size(), kept.size());
+    for (std::size_t i = 1; i < kept.size(); ++i) was_unsorted |= kept[i].start < kept[i - 1].start;
+    search.Prepare();
+    for (int query = 0; query < 3; ++query) {
+      const std::int64_t t = start - static_cast<std::int64_t>(random() % 4000);
+      ASSERT_EQ(IdOrNone(search.InnermostOpenAt(t)), InnermostByScan({kept.begin(), kept.end()}, t))
+          << "step " << step << " t " << t;
+    }
+  }
+  EXPECT_TRUE(was_unsorted);
 }
 
 TEST(BucketSeries, IntervalsSpreadOverBuckets) {
