@@ -18,6 +18,7 @@ std::size_t BucketSeries::IndexFor(std::int64_t t_ns) {
     for (std::size_t i = 0; i < sums_.size(); ++i) halved[i / 2] += sums_[i];
     sums_ = std::move(halved);
     width_ns_ *= 2;
+    last_end_ns_ = INT64_MIN;
   }
   const auto index = static_cast<std::size_t>(offset / width_ns_);
   if (index >= sums_.size()) sums_.resize(index + 1, 0.0);
@@ -29,7 +30,11 @@ void BucketSeries::Add(std::int64_t t_ns, double amount) { sums_[IndexFor(t_ns)]
 void BucketSeries::AddInterval(std::int64_t start_ns, std::int64_t end_ns) {
   start_ns = std::max(start_ns, origin_ns_);
   if (end_ns <= start_ns) return;
-  IndexFor(end_ns - 1);  // widen first, so the loop below sees the final width
+  if (start_ns >= last_start_ns_ && end_ns <= last_end_ns_) {
+    sums_[last_index_] += static_cast<double>(end_ns - start_ns);
+    return;
+  }
+  const std::size_t last = IndexFor(end_ns - 1);  // widen first, so the loop below sees the final width
   for (std::int64_t t = start_ns; t < end_ns;) {
     const std::size_t index = IndexFor(t);
     const std::int64_t bucket_end = origin_ns_ + static_cast<std::int64_t>(index + 1) * width_ns_;
@@ -37,6 +42,9 @@ void BucketSeries::AddInterval(std::int64_t start_ns, std::int64_t end_ns) {
     sums_[index] += static_cast<double>(piece_end - t);
     t = piece_end;
   }
+  last_index_ = last;
+  last_start_ns_ = origin_ns_ + static_cast<std::int64_t>(last) * width_ns_;
+  last_end_ns_ = last_start_ns_ + width_ns_;
 }
 
 void BucketSeries::Save(PartialEncoder& out) const {

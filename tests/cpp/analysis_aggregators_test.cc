@@ -333,6 +333,44 @@ TEST(BucketSeries, IntervalsSpreadOverBuckets) {
   EXPECT_EQ(sums[2], 0);
 }
 
+TEST(BucketSeries, IntervalsLandInTheBucketsTheyCoverWhateverTheOrderAndWidth) {
+  // Mostly short intervals in the bucket of the one before (AddInterval's
+  // shortcut), some across buckets, some back in time, and times that make
+  // the series widen: every bucket must hold exactly the overlapped time.
+  std::mt19937_64 random(11);
+  const std::int64_t origin = 5 * kMinBucketNs;
+  BucketSeries series(origin, 8);
+  std::vector<std::pair<std::int64_t, std::int64_t>> added;
+  std::int64_t t = origin;
+  for (int i = 0; i < 5000; ++i) {
+    t += static_cast<std::int64_t>(random() % 20000);
+    std::int64_t start = t;
+    if (random() % 50 == 0) start -= static_cast<std::int64_t>(random() % (3 * kMinBucketNs));
+    const std::int64_t lengths[] = {3000, 3000, 3000, 2 * kMinBucketNs};
+    const std::int64_t end = start + 1 + static_cast<std::int64_t>(random() % lengths[random() % 4]);
+    series.AddInterval(start, end);
+    added.emplace_back(std::max(start, origin), end);
+    if (i % 1000 == 999) {
+      // A sample far ahead widens the series; the next interval lies where the last one did.
+      series.Add(t + 8 * series.width_ns(), 0.0);
+      series.AddInterval(end - 1, end);
+      added.emplace_back(end - 1, end);
+    }
+  }
+  const std::int64_t width = series.width_ns();
+  EXPECT_GT(width, kMinBucketNs);  // it widened
+  const int buckets = static_cast<int>((t + 4 * kMinBucketNs - origin) / width) + 1;
+  std::vector<double> expected(buckets, 0.0);
+  for (const auto& [start, end] : added) {
+    for (std::int64_t b = (start - origin) / width; origin + b * width < end; ++b) {
+      const std::int64_t low = std::max(start, origin + b * width);
+      const std::int64_t high = std::min(end, origin + (b + 1) * width);
+      expected[static_cast<std::size_t>(b)] += static_cast<double>(high - low);
+    }
+  }
+  EXPECT_EQ(series.Rebin(width, buckets), expected);
+}
+
 TEST(BucketSeries, WidensToStayWithinMaxBuckets) {
   BucketSeries s(0, 10);
   s.Add(0, 1.0);
