@@ -11,7 +11,7 @@
 #include <utility>
 
 #include "analysis/fifo.h"
-#include "analysis/flat_id_map.h"
+#include "analysis/id_window_map.h"
 
 namespace smprof::analysis {
 
@@ -75,7 +75,7 @@ class PendingById {
   std::size_t capacity_;
   std::int64_t window_ns_;
   std::int64_t newest_ns_ = 0;
-  FlatIdMap<Entry> values_;
+  IdWindowMap<Entry> values_;
   Fifo<std::pair<std::uint32_t, std::int64_t>> order_;
   std::uint64_t evicted_ = 0;
 };

@@ -192,8 +192,8 @@ void GpuIdleBreakdown::SweepTo(std::int64_t frontier_ns) {
     const std::int64_t start = std::max(interval.start_ns, swept_ns_);
     const std::int64_t end = std::min(interval.end_ns, frontier_ns);
     if (start < end) {
-      events_.push_back(Event{start, 1, interval.track, interval.device});
-      events_.push_back(Event{end, -1, interval.track, interval.device});
+      events_.push_back(Event{start, interval.device, 1, interval.track});
+      events_.push_back(Event{end, interval.device, -1, interval.track});
     }
     if (interval.end_ns > frontier_ns) pending_[kept++] = interval;
   }

@@ -15,7 +15,7 @@
 #include <utility>
 
 #include "analysis/fifo.h"
-#include "analysis/flat_id_map.h"
+#include "analysis/id_window_map.h"
 
 namespace smprof::analysis {
 
@@ -145,7 +145,7 @@ class UnattributedWork {
   std::size_t capacity_;
   std::int64_t window_ns_;
   std::int64_t newest_ns_ = 0;
-  FlatIdMap<Entry> entries_;
+  IdWindowMap<Entry> entries_;
   std::size_t waiting_ = 0;  // entries in the waiting role
   Fifo<std::pair<std::uint32_t, std::int64_t>> waiting_order_;
   Fifo<std::uint32_t> unclaimed_order_;

@@ -17,6 +17,7 @@
 #include "analysis/correlation_join.h"
 #include "analysis/flat_id_map.h"
 #include "analysis/frame_id_index.h"
+#include "analysis/id_window_map.h"
 #include "analysis/interval_union.h"
 #include "analysis/log_histogram.h"
 #include "analysis/open_range_search.h"
@@ -209,6 +210,57 @@ TEST(FlatIdMap, BehavesAsAnUnorderedMapThroughGrowthAndDeletions) {
       reference.clear();
       ASSERT_EQ(map.Find(id), nullptr);
     }
+  }
+}
+
+TEST(IdWindowMap, BehavesAsAnUnorderedMapForWindowsDenseSparseAndStraggling) {
+  // A window of ids counting up, removed about oldest first, in three
+  // shapes: dense (the ring only), sparse (ids 1 in 7: slots collide once
+  // the window is wider than the ring), and with stragglers (old ids that
+  // stay: they collide with new ids one ring apart and wait beside it).
+  std::mt19937_64 random(13);
+  for (const std::uint32_t stride : {1u, 7u}) {
+    IdWindowMap<std::int64_t> map;
+    std::unordered_map<std::uint32_t, std::int64_t> reference;
+    std::deque<std::uint32_t> window;
+    std::uint32_t next = 1;
+    for (int step = 0; step < 200000; ++step) {
+      const int action = static_cast<int>(random() % 10);
+      if (action < 4) {  // a new id, sometimes one again
+        const std::uint32_t id = random() % 20 == 0 && !window.empty() ? window.back() : (next += stride);
+        bool added = false;
+        map.FindOrAdd(id, &added) = step;
+        ASSERT_EQ(added, reference.count(id) == 0) << step;
+        if (added) window.push_back(id);
+        reference[id] = step;
+      } else if (action < 7 && !window.empty()) {  // the oldest leaves, or one near it; stragglers stay
+        const std::size_t at = random() % std::min<std::size_t>(window.size(), 4);
+        const std::uint32_t id = window[at];
+        window.erase(window.begin() + static_cast<std::ptrdiff_t>(at));
+        if (random() % 100 == 0) continue;  // a straggler: in the map for good
+        std::int64_t taken = -1;
+        ASSERT_EQ(step % 2 ? map.Erase(id) : map.Take(id, &taken), reference.count(id) == 1) << step;
+        if (step % 2 == 0) {
+          ASSERT_EQ(taken, reference[id]) << step;
+        }
+        reference.erase(id);
+      } else {  // a lookup: a live id, an id never added, or one removed
+        const auto id = static_cast<std::uint32_t>(random() % 3 == 0 && !window.empty()
+                                                       ? window[random() % window.size()]
+                                                       : next - random() % (std::uint32_t{3000} * stride));
+        const std::int64_t* found = map.Find(id);
+        const auto it = reference.find(id);
+        ASSERT_EQ(found != nullptr, it != reference.end()) << step << " id " << id;
+        if (found != nullptr) {
+          ASSERT_EQ(*found, it->second) << step;
+        }
+      }
+      ASSERT_EQ(map.size(), reference.size()) << step;
+    }
+    for (const auto& [id, value] : reference) ASSERT_EQ(*map.Find(id), value);
+    map.Clear();
+    ASSERT_TRUE(map.empty());
+    ASSERT_EQ(map.Find(next), nullptr);
   }
 }
 
