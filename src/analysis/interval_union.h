@@ -47,7 +47,7 @@ class IntervalUnion {
   void Merge(std::int64_t start_ns, std::int64_t end_ns);
   void Emit(std::int64_t start_ns, std::int64_t end_ns);
 
-  Fifo<Interval> in_order_;        // sorted: each row at or after the one before
+  Fifo<Interval> in_order_;  // sorted: each row at or after the one before
   std::priority_queue<Interval, std::vector<Interval>, std::greater<Interval>> pending_;  // the others
   std::int64_t window_ns_;
   std::size_t max_pending_;

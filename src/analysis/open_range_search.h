@@ -92,7 +92,8 @@ class OpenRanges {
     after_ = FirstStartAfter(t);
     auto i = static_cast<std::ptrdiff_t>(after_) - 1;
     const auto first = static_cast<std::ptrdiff_t>(first_);
-    while (i >= first && ranges_[static_cast<std::size_t>(i)].end_ns <= t) i = ranges_[static_cast<std::size_t>(i)].link;
+    while (i >= first && ranges_[static_cast<std::size_t>(i)].end_ns <= t)
+      i = ranges_[static_cast<std::size_t>(i)].link;
     return i >= first ? &ranges_[static_cast<std::size_t>(i)].payload : nullptr;
   }
 
@@ -133,8 +134,8 @@ class OpenRanges {
       return static_cast<std::size_t>(std::upper_bound(at(first_), at(hint), t, before) - at(0));
     std::size_t step = 1;
     while (hint + step <= ranges_.size() && ranges_[hint + step - 1].start_ns <= t) step *= 2;
-    return static_cast<std::size_t>(
-        std::upper_bound(at(hint), at(std::min(hint + step, ranges_.size())), t, before) - at(0));
+    return static_cast<std::size_t>(std::upper_bound(at(hint), at(std::min(hint + step, ranges_.size())), t, before) -
+                                    at(0));
   }
 
   // Drops the forgotten ranges, renumbering the kept ones from 0.
@@ -153,9 +154,9 @@ class OpenRanges {
   std::vector<Range> ranges_;            // in arrival order; ranges_[0, first_) are forgotten
   std::vector<std::size_t> later_ends_;  // linked ranges whose ends decrease: the next range's link candidates
   std::size_t first_ = 0;
-  std::size_t after_ = 0;           // the last query's first start after it
-  std::size_t out_of_order_ = 0;    // adjacent kept pairs out of start order: sorted when 0
-  bool linked_ = true;              // every kept range is linked (sorted since the last Prepare)
+  std::size_t after_ = 0;               // the last query's first start after it
+  std::size_t out_of_order_ = 0;        // adjacent kept pairs out of start order: sorted when 0
+  bool linked_ = true;                  // every kept range is linked (sorted since the last Prepare)
   std::unique_ptr<OpenRanges> sorted_;  // Prepare's sorted copy of the window while out_of_order_ > 0
 };
 

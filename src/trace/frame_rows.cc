@@ -19,6 +19,14 @@ Status DecodeTable(const trace::Frame& frame, std::vector<Row>* rows, DecodeFn d
 }  // namespace
 
 void FrameRows::Clear() {
+  ClearKeepingRowTables();
+  annotations.clear();
+  gpu.clear();
+  api_calls.clear();
+  external_correlations.clear();
+}
+
+void FrameRows::ClearKeepingRowTables() {
   sequence = 0;
   dropped_total = 0;
   gpu_dropped_total = 0;
@@ -26,10 +34,6 @@ void FrameRows::Clear() {
   threads.clear();
   has_gpu = false;
   has_api_calls = false;
-  annotations.clear();
-  gpu.clear();
-  api_calls.clear();
-  external_correlations.clear();
   counters.clear();
   annotations_status = gpu_status = api_calls_status = external_correlations_status = counters_status = Status::Ok();
   cold_.Clear();
@@ -41,7 +45,9 @@ void FrameRows::Clear() {
 }
 
 bool FrameRows::Decode(std::string_view bytes) {
-  Clear();
+  // The walker sizes each row table to its frame and writes every field of
+  // every row: rows kept from the frame before are overwritten, not zeroed first.
+  ClearKeepingRowTables();
   bytes_ = bytes;
   decoded_by_walker_ = FrameWireDecoder::Decode(bytes, this);
   if (decoded_by_walker_) return true;

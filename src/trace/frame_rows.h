@@ -67,6 +67,8 @@ class FrameRows {
 
  private:
   void Clear();
+  // Clear but for the annotation, GPU, API call and external correlation rows (the walker resizes them).
+  void ClearKeepingRowTables();
   // Parses `bytes_` with protobuf into message_; false if it does not parse.
   bool ParseMessage() const;
 

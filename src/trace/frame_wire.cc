@@ -179,11 +179,14 @@ bool Full(const Column& column, std::size_t rows) { return column.count == rows;
 bool FullOrConstant(const Column& column, std::size_t rows) { return column.count <= 1 || column.count == rows; }
 
 // Calls set(i, value) for each of `rows` rows from a column that passed
-// FullOrConstant (an empty column sets nothing: rows start at 0); false on a
+// FullOrConstant (an empty column sets 0, protobuf's default); false on a
 // varint over 10 bytes.
 template <typename Set>
 bool Fill(const Column& column, std::size_t rows, Set set) {
-  if (column.count == 0) return true;
+  if (column.count == 0) {  // absent: protobuf's default in every row
+    for (std::size_t i = 0; i < rows; ++i) set(i, 0);
+    return true;
+  }
   const Byte* p = column.begin;
   std::uint64_t value = 0;
   if (column.count == 1) {

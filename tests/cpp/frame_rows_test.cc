@@ -133,6 +133,30 @@ std::string Mutated(Mutate mutate) {
   return frame.SerializeAsString();
 }
 
+TEST(FrameRows, ColumnsAbsentFromTheNextFrameAreZeroNotLeftFromTheFrameBefore) {
+  // The walker overwrites the rows of the frame before in place: a column
+  // the next frame leaves out must read as protobuf's 0, not the old value.
+  FrameRows rows;
+  const std::string full = WriterFrame(500, true);
+  ASSERT_TRUE(rows.Decode(full));
+  const std::string sparse = Mutated([](trace::Frame* frame) {
+    auto* gpu = frame->mutable_gpu();
+    gpu->clear_bytes();
+    gpu->clear_stream();
+    gpu->clear_grid_x();
+    gpu->clear_registers_per_thread();
+    gpu->clear_graph_node_id();
+    frame->mutable_api_calls()->clear_domain();
+    frame->mutable_external_correlations()->clear_external_id();
+  });
+  ASSERT_TRUE(rows.Decode(sparse));
+  EXPECT_TRUE(rows.decoded_by_walker());
+  FrameRows fresh;
+  ASSERT_TRUE(fresh.Decode(sparse));
+  EXPECT_EQ(FrameRowsText(rows), FrameRowsText(fresh));
+  EXPECT_EQ(CompareWithProtobuf(sparse), "");
+}
+
 TEST(FrameRows, InconsistentTablesGiveTheReferenceErrors) {
   const std::vector<std::pair<const char*, std::string>> cases = {
       {"annotation column short",
