@@ -201,43 +201,63 @@ void GpuIdleBreakdown::SweepTo(std::int64_t frontier_ns) {
   swept_ns_ = frontier_ns;
   SortEvents();
 
-  std::array<int, kCompute> host{};                                 // open intervals per host track
-  std::vector<std::array<int, 3>> device(stream_->devices.size());  // compute, copy, communication
+  // The sweep only sums time per state (which tracks are open), one add per
+  // event and device without a branch on the causes; the states' times are
+  // classified once at the end.
+  std::array<int, kCompute> host{};  // open intervals per host track
+  unsigned host_open = 0;            // bit t: host track t open
+  const std::size_t devices = stream_->devices.size();
+  device_open_.assign(devices, {});  // compute, copy, communication
+  device_states_.assign(devices, 0);
+  state_ns_.assign(devices, {});
   std::int64_t previous = events_.empty() ? 0 : events_.front().time_ns;
   for (const Event& event : events_) {
     const std::int64_t length = event.time_ns - previous;
     if (length > 0) {
-      for (std::size_t d = 0; d < device.size(); ++d) {
-        const auto [compute, copy, communication] = device[d];
-        GpuIdleTotals& totals = stream_->devices[d];
-        if (copy > 0) totals.copy_ns += length;
-        if (communication > 0) totals.communication_total_ns += length;
-        if (host[kStep] > 0) totals.step_ns += length;
-        if (compute > 0) continue;
-        if (copy > 0) totals.copy_exposed_ns += length;
-        if (communication > 0) totals.communication_exposed_ns += length;
-        if (host[kStep] == 0) continue;
-        if (communication > 0) {
-          totals.communication_ns += length;
-        } else if (copy > 0) {
-          // The copy engine works: not idle.
-        } else if (host[kDataWait] > 0) {
-          totals.data_wait_ns += length;
-        } else if (host[kSync] > 0) {
-          totals.sync_ns += length;
-        } else if (host[kLaunch] > 0) {
-          totals.launch_bound_ns += length;
-        } else {
-          totals.unexplained_ns += length;
-        }
-      }
+      for (std::size_t d = 0; d < devices; ++d) state_ns_[d][host_open << kDeviceTracks | device_states_[d]] += length;
     }
     previous = event.time_ns;
     if (event.track < kCompute) {
-      host[event.track] += event.delta;
+      const int open = host[event.track] += event.delta;
+      host_open = (host_open & ~(1u << event.track)) | (open > 0 ? 1u << event.track : 0u);
     } else {
-      device[event.device][event.track - kCompute] += event.delta;
+      const unsigned track = event.track - kCompute;
+      const int open = device_open_[event.device][track] += event.delta;
+      unsigned& state = device_states_[event.device];
+      state = (state & ~(1u << track)) | (open > 0 ? 1u << track : 0u);
     }
+  }
+  for (std::size_t d = 0; d < devices; ++d) {
+    for (unsigned state = 0; state < kStates; ++state) {
+      if (state_ns_[d][state] != 0) AddStateTime(state, state_ns_[d][state], &stream_->devices[d]);
+    }
+  }
+}
+
+void GpuIdleBreakdown::AddStateTime(unsigned state, std::int64_t length, GpuIdleTotals* totals) {
+  const auto open = [state](Track track) {
+    return (state >> (track < kCompute ? kDeviceTracks + track : track - kCompute) & 1) != 0;
+  };
+  const bool step = open(kStep);
+  if (open(kCopy)) totals->copy_ns += length;
+  if (open(kCommunication)) totals->communication_total_ns += length;
+  if (step) totals->step_ns += length;
+  if (open(kCompute)) return;
+  if (open(kCopy)) totals->copy_exposed_ns += length;
+  if (open(kCommunication)) totals->communication_exposed_ns += length;
+  if (!step) return;
+  if (open(kCommunication)) {
+    totals->communication_ns += length;
+  } else if (open(kCopy)) {
+    // The copy engine works: not idle.
+  } else if (open(kDataWait)) {
+    totals->data_wait_ns += length;
+  } else if (open(kSync)) {
+    totals->sync_ns += length;
+  } else if (open(kLaunch)) {
+    totals->launch_bound_ns += length;
+  } else {
+    totals->unexplained_ns += length;
   }
 }
 

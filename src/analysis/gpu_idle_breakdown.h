@@ -9,6 +9,7 @@
 // its part after the frontier counts.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -103,6 +104,10 @@ class GpuIdleBreakdown {
   // Sweeps what is pending up to `frontier_ns`, keeping what reaches past it.
   void SweepTo(std::int64_t frontier_ns);
   void SweepIfDue();
+  // Adds `length` ns spent in `state` to `totals`, by cause. A state's bits are
+  // the open tracks: 0-2 the device's compute, copy, communication; 3-6 the
+  // host's step, data wait, sync, launch.
+  static void AddStateTime(unsigned state, std::int64_t length, GpuIdleTotals* totals);
   // Sorts events_ by time, merging the ascending runs they come in (each
   // track's intervals arrive in start order: a batch is a few long runs). Events
   // at the same time may come in any order: the sweep adds no time between them.
@@ -123,6 +128,13 @@ class GpuIdleBreakdown {
   std::vector<Event> merged_;            // SortEvents' buffer
   std::vector<std::size_t> run_starts_;  // SortEvents' runs
   std::vector<std::int64_t> ends_;       // SweepIfDue's, reused
+  // SweepTo's, reused: per device its open intervals per track, its state's
+  // device bits, and the time spent in each state (AddStateTime).
+  static constexpr unsigned kDeviceTracks = 3;
+  static constexpr unsigned kStates = 1u << (kCompute + kDeviceTracks);
+  std::vector<std::array<int, kDeviceTracks>> device_open_;
+  std::vector<unsigned> device_states_;
+  std::vector<std::array<std::int64_t, kStates>> state_ns_;
   std::int64_t swept_ns_ = INT64_MIN;
   std::int64_t newest_ns_ = INT64_MIN;
   std::int64_t longest_step_ns_ = 0;
