@@ -124,6 +124,7 @@ struct Column {
   const Byte* end = nullptr;
   std::size_t count = 0;
   bool seen = false;
+  const Byte* next = nullptr;  // Fill's position, for the next block of rows
 };
 
 // Takes a packed column's bytes; false if the column was given before or its
@@ -131,6 +132,7 @@ struct Column {
 bool TakeColumn(Fields& fields, Column* column) {
   if (column->seen || !fields.Bytes(&column->begin, &column->end)) return false;
   column->seen = true;
+  column->next = column->begin;
   // Values = bytes without the continuation bit, counted 8 bytes at a time.
   const Byte* p = column->begin;
   std::size_t continued = 0;
@@ -170,7 +172,7 @@ struct Table {
     return true;
   }
 
-  const Column& operator[](std::size_t field) const { return columns[field]; }
+  Column& operator[](std::size_t field) { return columns[field]; }
 };
 
 // A column with one value per row.
@@ -178,41 +180,61 @@ bool Full(const Column& column, std::size_t rows) { return column.count == rows;
 // A column with no value (0 in every row), one (the same in every row) or one per row.
 bool FullOrConstant(const Column& column, std::size_t rows) { return column.count <= 1 || column.count == rows; }
 
-// Calls set(i, value) for each of `rows` rows from a column that passed
-// FullOrConstant (an empty column sets 0, protobuf's default); false on a
-// varint over 10 bytes.
+// Rows [begin, end) of a table, decoded together: a table's rows are
+// decoded a block at a time, every column of one block before the next, so
+// the block's rows stay in cache while each column writes its field (column
+// after column over the whole table would bring every row in once per column).
+struct Block {
+  std::size_t begin;
+  std::size_t end;
+};
+constexpr std::size_t kBlockRows = 256;
+
+// Calls decode(block) for the blocks of `rows` rows, in order; false when one fails.
+template <typename Decode>
+bool InBlocks(std::size_t rows, Decode decode) {
+  for (std::size_t begin = 0; begin < rows; begin += kBlockRows) {
+    if (!decode(Block{begin, std::min(rows, begin + kBlockRows)})) return false;
+  }
+  return true;
+}
+
+// Calls set(i, value) for each row i of `rows` from a column that passed
+// FullOrConstant (an empty column sets 0, protobuf's default), continuing
+// where the column's previous block ended; false on a varint over 10 bytes.
 template <typename Set>
-bool Fill(const Column& column, std::size_t rows, Set set) {
+bool Fill(Column& column, Block rows, Set set) {
   if (column.count == 0) {  // absent: protobuf's default in every row
-    for (std::size_t i = 0; i < rows; ++i) set(i, 0);
+    for (std::size_t i = rows.begin; i < rows.end; ++i) set(i, 0);
     return true;
   }
-  const Byte* p = column.begin;
   std::uint64_t value = 0;
   if (column.count == 1) {
-    if (ReadTerminatedVarint(p, &value) == nullptr) return false;
-    for (std::size_t i = 0; i < rows; ++i) set(i, value);
+    if (ReadTerminatedVarint(column.begin, &value) == nullptr) return false;
+    for (std::size_t i = rows.begin; i < rows.end; ++i) set(i, value);
     return true;
   }
-  if (static_cast<std::size_t>(column.end - column.begin) == rows) {  // every value one byte
-    for (std::size_t i = 0; i < rows; ++i) set(i, p[i]);
+  if (static_cast<std::size_t>(column.end - column.begin) == column.count) {  // every value one byte
+    for (std::size_t i = rows.begin; i < rows.end; ++i) set(i, column.begin[i]);
     return true;
   }
-  for (std::size_t i = 0; i < rows; ++i) {
+  const Byte* p = column.next;
+  for (std::size_t i = rows.begin; i < rows.end; ++i) {
     p = ReadTerminatedVarint(p, &value);
     if (p == nullptr) return false;
     set(i, value);
   }
+  column.next = p;
   return true;
 }
 
 // As Fill, for a column of indices into a table of `size` entries: false if
 // one is out of range (an empty column is index 0 in every row).
 template <typename Set>
-bool FillIndex(const Column& column, std::size_t rows, std::size_t size, Set set) {
+bool FillIndex(Column& column, Block rows, std::size_t size, Set set) {
   if (column.count == 0) {
-    if (rows > 0 && size == 0) return false;
-    for (std::size_t i = 0; i < rows; ++i) set(i, 0);
+    if (rows.end > rows.begin && size == 0) return false;
+    for (std::size_t i = rows.begin; i < rows.end; ++i) set(i, 0);
     return true;
   }
   bool in_range = true;
@@ -227,22 +249,19 @@ bool FillIndex(const Column& column, std::size_t rows, std::size_t size, Set set
   return ok && in_range;
 }
 
-// Start times: base + the running sum of the zigzag deltas.
+// Start times: base + the running sum of the zigzag deltas; `start` carries
+// the sum from block to block (it begins as the table's base).
 template <typename Row>
-bool FillStarts(const Column& column, std::int64_t base, std::vector<Row>* rows) {
-  std::int64_t start = base;
-  Row* out = rows->data();
-  return Fill(column, rows->size(), [&](std::size_t i, std::uint64_t v) {
-    start = Add(start, ZigZag(v));
-    out[i].start_ns = start;
+bool FillStarts(Column& column, Block rows, std::int64_t* start, Row* out) {
+  return Fill(column, rows, [&](std::size_t i, std::uint64_t v) {
+    *start = Add(*start, ZigZag(v));
+    out[i].start_ns = *start;
   });
 }
 
 template <typename Row>
-bool FillDurations(const Column& column, std::vector<Row>* rows) {
-  Row* out = rows->data();
-  return Fill(column, rows->size(),
-              [out](std::size_t i, std::uint64_t v) { out[i].dur_ns = static_cast<std::int64_t>(v); });
+bool FillDurations(Column& column, Block rows, Row* out) {
+  return Fill(column, rows, [out](std::size_t i, std::uint64_t v) { out[i].dur_ns = static_cast<std::int64_t>(v); });
 }
 
 // Frame's field numbers (proto/smprof/trace.proto).
@@ -309,14 +328,17 @@ bool DecodeAnnotationTable(const Span& span, FrameRows* frame) {
   AnnotationRow* out = rows.data();
   const auto& strings = frame->strings;
   const auto& threads = frame->threads;
-  return FillStarts(t[2], static_cast<std::int64_t>(t.leading), &rows) && FillDurations(t[3], &rows) &&
-         FillIndex(t[4], n, strings.size(),
-                   [&](std::size_t i, std::uint32_t v) {
-                     out[i].name = strings[v];
-                     out[i].name_index = v;
-                   }) &&
-         FillIndex(t[5], n, threads.size(), [&](std::size_t i, std::uint32_t v) { out[i].tid = threads[v].tid; }) &&
-         Fill(t[6], n, [out](std::size_t i, std::uint64_t v) { out[i].depth = static_cast<std::uint32_t>(v); });
+  auto start = static_cast<std::int64_t>(t.leading);
+  return InBlocks(n, [&](Block b) {
+    return FillStarts(t[2], b, &start, out) && FillDurations(t[3], b, out) &&
+           FillIndex(t[4], b, strings.size(),
+                     [&](std::size_t i, std::uint32_t v) {
+                       out[i].name = strings[v];
+                       out[i].name_index = v;
+                     }) &&
+           FillIndex(t[5], b, threads.size(), [&](std::size_t i, std::uint32_t v) { out[i].tid = threads[v].tid; }) &&
+           Fill(t[6], b, [out](std::size_t i, std::uint64_t v) { out[i].depth = static_cast<std::uint32_t>(v); });
+  });
 }
 
 bool DecodeGpuTable(const Span& span, FrameRows* frame) {
@@ -332,37 +354,40 @@ bool DecodeGpuTable(const Span& span, FrameRows* frame) {
   GpuActivityRow* out = rows.data();
   const auto& strings = frame->strings;
   // Columns of uint32 values, truncated as protobuf does.
-  const auto u32 = [&t, n](std::size_t field, auto set) {
-    return Fill(t[field], n, [set](std::size_t i, std::uint64_t v) { set(i, static_cast<std::uint32_t>(v)); });
+  const auto u32 = [&t](std::size_t field, Block b, auto set) {
+    return Fill(t[field], b, [set](std::size_t i, std::uint64_t v) { set(i, static_cast<std::uint32_t>(v)); });
   };
-  return FillStarts(t[2], static_cast<std::int64_t>(t.leading), &rows) && FillDurations(t[3], &rows) &&
-         FillIndex(t[9], n, strings.size(),
-                   [&](std::size_t i, std::uint32_t v) {
-                     out[i].name = strings[v];
-                     out[i].name_index = v;
-                   }) &&
-         Fill(t[12], n, [out](std::size_t i, std::uint64_t v) { out[i].bytes = v; }) &&
-         Fill(t[16], n, [out](std::size_t i, std::uint64_t v) { out[i].graph_node_id = v; }) &&
-         u32(4, [out](std::size_t i, std::uint32_t v) { out[i].kind = v; }) &&
-         u32(5, [out](std::size_t i, std::uint32_t v) { out[i].device = v; }) &&
-         u32(6, [out](std::size_t i, std::uint32_t v) { out[i].context = v; }) &&
-         u32(7, [out](std::size_t i, std::uint32_t v) { out[i].stream = v; }) &&
-         u32(8, [out](std::size_t i, std::uint32_t v) { out[i].correlation_id = v; }) &&
-         u32(10, [out](std::size_t i, std::uint32_t v) { out[i].kernel_class = v; }) &&
-         u32(11, [out](std::size_t i, std::uint32_t v) { out[i].precision = v; }) &&
-         u32(13, [out](std::size_t i, std::uint32_t v) { out[i].copy_kind = v; }) &&
-         u32(14, [out](std::size_t i, std::uint32_t v) { out[i].peer_device = v; }) &&
-         u32(15, [out](std::size_t i, std::uint32_t v) { out[i].graph_id = v; }) &&
-         u32(17, [out](std::size_t i, std::uint32_t v) { out[i].grid[0] = v; }) &&
-         u32(18, [out](std::size_t i, std::uint32_t v) { out[i].grid[1] = v; }) &&
-         u32(19, [out](std::size_t i, std::uint32_t v) { out[i].grid[2] = v; }) &&
-         u32(20, [out](std::size_t i, std::uint32_t v) { out[i].block[0] = v; }) &&
-         u32(21, [out](std::size_t i, std::uint32_t v) { out[i].block[1] = v; }) &&
-         u32(22, [out](std::size_t i, std::uint32_t v) { out[i].block[2] = v; }) &&
-         u32(23, [out](std::size_t i, std::uint32_t v) { out[i].shared_memory_bytes = v; }) &&
-         u32(24, [out](std::size_t i, std::uint32_t v) { out[i].registers_per_thread = v; }) &&
-         u32(25, [out](std::size_t i, std::uint32_t v) { out[i].src_memory_kind = v; }) &&
-         u32(26, [out](std::size_t i, std::uint32_t v) { out[i].dst_memory_kind = v; });
+  auto start = static_cast<std::int64_t>(t.leading);
+  return InBlocks(n, [&](Block b) {
+    return FillStarts(t[2], b, &start, out) && FillDurations(t[3], b, out) &&
+           FillIndex(t[9], b, strings.size(),
+                     [&](std::size_t i, std::uint32_t v) {
+                       out[i].name = strings[v];
+                       out[i].name_index = v;
+                     }) &&
+           Fill(t[12], b, [out](std::size_t i, std::uint64_t v) { out[i].bytes = v; }) &&
+           Fill(t[16], b, [out](std::size_t i, std::uint64_t v) { out[i].graph_node_id = v; }) &&
+           u32(4, b, [out](std::size_t i, std::uint32_t v) { out[i].kind = v; }) &&
+           u32(5, b, [out](std::size_t i, std::uint32_t v) { out[i].device = v; }) &&
+           u32(6, b, [out](std::size_t i, std::uint32_t v) { out[i].context = v; }) &&
+           u32(7, b, [out](std::size_t i, std::uint32_t v) { out[i].stream = v; }) &&
+           u32(8, b, [out](std::size_t i, std::uint32_t v) { out[i].correlation_id = v; }) &&
+           u32(10, b, [out](std::size_t i, std::uint32_t v) { out[i].kernel_class = v; }) &&
+           u32(11, b, [out](std::size_t i, std::uint32_t v) { out[i].precision = v; }) &&
+           u32(13, b, [out](std::size_t i, std::uint32_t v) { out[i].copy_kind = v; }) &&
+           u32(14, b, [out](std::size_t i, std::uint32_t v) { out[i].peer_device = v; }) &&
+           u32(15, b, [out](std::size_t i, std::uint32_t v) { out[i].graph_id = v; }) &&
+           u32(17, b, [out](std::size_t i, std::uint32_t v) { out[i].grid[0] = v; }) &&
+           u32(18, b, [out](std::size_t i, std::uint32_t v) { out[i].grid[1] = v; }) &&
+           u32(19, b, [out](std::size_t i, std::uint32_t v) { out[i].grid[2] = v; }) &&
+           u32(20, b, [out](std::size_t i, std::uint32_t v) { out[i].block[0] = v; }) &&
+           u32(21, b, [out](std::size_t i, std::uint32_t v) { out[i].block[1] = v; }) &&
+           u32(22, b, [out](std::size_t i, std::uint32_t v) { out[i].block[2] = v; }) &&
+           u32(23, b, [out](std::size_t i, std::uint32_t v) { out[i].shared_memory_bytes = v; }) &&
+           u32(24, b, [out](std::size_t i, std::uint32_t v) { out[i].registers_per_thread = v; }) &&
+           u32(25, b, [out](std::size_t i, std::uint32_t v) { out[i].src_memory_kind = v; }) &&
+           u32(26, b, [out](std::size_t i, std::uint32_t v) { out[i].dst_memory_kind = v; });
+  });
 }
 
 bool DecodeApiCallTable(const Span& span, FrameRows* frame) {
@@ -378,12 +403,15 @@ bool DecodeApiCallTable(const Span& span, FrameRows* frame) {
   ApiCallRow* out = rows.data();
   const auto& strings = frame->strings;
   const auto& threads = frame->threads;
-  return FillStarts(t[2], static_cast<std::int64_t>(t.leading), &rows) && FillDurations(t[3], &rows) &&
-         FillIndex(t[4], n, strings.size(), [&](std::size_t i, std::uint32_t v) { out[i].name = strings[v]; }) &&
-         FillIndex(t[5], n, threads.size(), [&](std::size_t i, std::uint32_t v) { out[i].tid = threads[v].tid; }) &&
-         Fill(t[6], n,
-              [out](std::size_t i, std::uint64_t v) { out[i].correlation_id = static_cast<std::uint32_t>(v); }) &&
-         Fill(t[7], n, [out](std::size_t i, std::uint64_t v) { out[i].domain = static_cast<std::uint32_t>(v); });
+  auto start = static_cast<std::int64_t>(t.leading);
+  return InBlocks(n, [&](Block b) {
+    return FillStarts(t[2], b, &start, out) && FillDurations(t[3], b, out) &&
+           FillIndex(t[4], b, strings.size(), [&](std::size_t i, std::uint32_t v) { out[i].name = strings[v]; }) &&
+           FillIndex(t[5], b, threads.size(), [&](std::size_t i, std::uint32_t v) { out[i].tid = threads[v].tid; }) &&
+           Fill(t[6], b,
+                [out](std::size_t i, std::uint64_t v) { out[i].correlation_id = static_cast<std::uint32_t>(v); }) &&
+           Fill(t[7], b, [out](std::size_t i, std::uint64_t v) { out[i].domain = static_cast<std::uint32_t>(v); });
+  });
 }
 
 bool DecodeExternalCorrelationTable(const Span& span, FrameRows* frame) {
@@ -395,12 +423,14 @@ bool DecodeExternalCorrelationTable(const Span& span, FrameRows* frame) {
   rows.resize(n);
   ExternalCorrelationRow* out = rows.data();
   const auto& strings = frame->strings;
-  return Fill(t[1], n,
-              [out](std::size_t i, std::uint64_t v) { out[i].correlation_id = static_cast<std::uint32_t>(v); }) &&
-         Fill(t[2], n, [out](std::size_t i, std::uint64_t v) { out[i].external_id = v; }) &&
-         Fill(t[3], n,
-              [out](std::size_t i, std::uint64_t v) { out[i].external_kind = static_cast<std::uint32_t>(v); }) &&
-         FillIndex(t[4], n, strings.size(), [&](std::size_t i, std::uint32_t v) { out[i].name = strings[v]; });
+  return InBlocks(n, [&](Block b) {
+    return Fill(t[1], b,
+                [out](std::size_t i, std::uint64_t v) { out[i].correlation_id = static_cast<std::uint32_t>(v); }) &&
+           Fill(t[2], b, [out](std::size_t i, std::uint64_t v) { out[i].external_id = v; }) &&
+           Fill(t[3], b,
+                [out](std::size_t i, std::uint64_t v) { out[i].external_kind = static_cast<std::uint32_t>(v); }) &&
+           FillIndex(t[4], b, strings.size(), [&](std::size_t i, std::uint32_t v) { out[i].name = strings[v]; });
+  });
 }
 
 // One CounterSeries, appended to the frame's counter rows.
@@ -420,15 +450,17 @@ bool DecodeCounterSeries(std::string_view series, FrameRows* frame) {
   CounterRow* out = rows.data() + first;
   std::int64_t ts = 0;
   std::int64_t value = 0;
-  return Fill(t[2], n,
-              [&](std::size_t i, std::uint64_t v) {
-                ts = Add(ts, ZigZag(v));
-                out[i].ts_ns = ts;
-              }) &&
-         Fill(t[3], n, [&](std::size_t i, std::uint64_t v) {
-           value = Add(value, ZigZag(v));
-           out[i].value = static_cast<double>(value) * resolution;
-         });
+  return InBlocks(n, [&](Block b) {
+    return Fill(t[2], b,
+                [&](std::size_t i, std::uint64_t v) {
+                  ts = Add(ts, ZigZag(v));
+                  out[i].ts_ns = ts;
+                }) &&
+           Fill(t[3], b, [&](std::size_t i, std::uint64_t v) {
+             value = Add(value, ZigZag(v));
+             out[i].value = static_cast<double>(value) * resolution;
+           });
+  });
 }
 
 // Parses the fields the walker does not decode with protobuf, into `cold`.
