@@ -175,7 +175,7 @@ void GpuIdleBreakdown::SweepIfDue() {
   if (pending_.size() > options_.max_pending) {
     // Bounded: the half that ends first is swept even if later rows may still
     // reach back into it (every pending interval ends after swept_ns_).
-    // (Found among a copy of the ends: pending_ keeps its arrival order, whose runs SortEvents merges.)
+    // (Found among a copy of the ends: pending_ keeps its arrival order, in which SweepTo builds each track's union.)
     ends_.clear();
     for (const Interval& interval : pending_) ends_.push_back(interval.end_ns);
     auto middle = ends_.begin() + static_cast<std::ptrdiff_t>(ends_.size() / 2);
@@ -186,45 +186,75 @@ void GpuIdleBreakdown::SweepIfDue() {
 }
 
 void GpuIdleBreakdown::SweepTo(std::int64_t frontier_ns) {
-  events_.clear();
+  // Each track's time open is the union of its intervals (only "open or not"
+  // matters), built per track as its intervals come (in start order, all
+  // but late ones); the sweep then walks the tracks' disjoint segments in
+  // time order, summing the time spent in each state.
+  const std::size_t devices = stream_->devices.size();
+  const std::size_t tracks = kCompute + kDeviceTracks * devices;
+  open_.resize(tracks);
+  for (TrackTime& track : open_) {
+    track.segments.clear();
+    track.sorted = true;
+  }
   std::size_t kept = 0;
   for (const Interval& interval : pending_) {
     const std::int64_t start = std::max(interval.start_ns, swept_ns_);
     const std::int64_t end = std::min(interval.end_ns, frontier_ns);
     if (start < end) {
-      events_.push_back(Event{start, interval.device, 1, interval.track});
-      events_.push_back(Event{end, interval.device, -1, interval.track});
+      const std::size_t t = interval.track < kCompute
+                                ? interval.track
+                                : kCompute + kDeviceTracks * interval.device + (interval.track - kCompute);
+      open_[t].Add(start, end);
     }
     if (interval.end_ns > frontier_ns) pending_[kept++] = interval;
   }
   pending_.resize(kept);
   swept_ns_ = frontier_ns;
-  SortEvents();
+  for (TrackTime& track : open_) track.Finish();
 
-  // The sweep only sums time per state (which tracks are open), one add per
-  // event and device without a branch on the causes; the states' times are
-  // classified once at the end.
-  std::array<int, kCompute> host{};  // open intervals per host track
-  unsigned host_open = 0;            // bit t: host track t open
-  const std::size_t devices = stream_->devices.size();
-  device_open_.assign(devices, {});  // compute, copy, communication
+  // Track t's state bit: host tracks above the device's three (AddStateTime).
+  const auto bit = [](std::size_t t) {
+    return t < kCompute ? 1u << (kDeviceTracks + t) : 1u << ((t - kCompute) % kDeviceTracks);
+  };
+  // The tracks with segments, each at its next change; a track whose last
+  // segment closed leaves the list.
+  unsigned host_open = 0;
   device_states_.assign(devices, 0);
+  active_.clear();
+  for (std::size_t t = 0; t < tracks; ++t) {
+    const auto& segments = open_[t].segments;
+    if (segments.empty()) continue;
+    unsigned* state = t < kCompute ? &host_open : &device_states_[(t - kCompute) / kDeviceTracks];
+    active_.push_back(
+        TrackCursor{segments.data(), segments.data() + segments.size(), segments.front().start_ns, state, bit(t)});
+  }
   state_ns_.assign(devices, {});
-  std::int64_t previous = events_.empty() ? 0 : events_.front().time_ns;
-  for (const Event& event : events_) {
-    const std::int64_t length = event.time_ns - previous;
-    if (length > 0) {
-      for (std::size_t d = 0; d < devices; ++d) state_ns_[d][host_open << kDeviceTracks | device_states_[d]] += length;
+  std::int64_t previous = INT64_MIN;
+  while (!active_.empty()) {
+    std::int64_t now = INT64_MAX;
+    for (const TrackCursor& c : active_) now = std::min(now, c.next_ns);
+    if (previous != INT64_MIN) {
+      for (std::size_t d = 0; d < devices; ++d) state_ns_[d][host_open | device_states_[d]] += now - previous;
     }
-    previous = event.time_ns;
-    if (event.track < kCompute) {
-      const int open = host[event.track] += event.delta;
-      host_open = (host_open & ~(1u << event.track)) | (open > 0 ? 1u << event.track : 0u);
-    } else {
-      const unsigned track = event.track - kCompute;
-      const int open = device_open_[event.device][track] += event.delta;
-      unsigned& state = device_states_[event.device];
-      state = (state & ~(1u << track)) | (open > 0 ? 1u << track : 0u);
+    previous = now;
+    for (std::size_t i = 0; i < active_.size();) {
+      TrackCursor& c = active_[i];
+      if (c.next_ns != now) {
+        ++i;
+        continue;
+      }
+      *c.state ^= c.bit;
+      if ((*c.state & c.bit) != 0) {  // opened: it closes at the segment's end
+        c.next_ns = c.at->end_ns;
+      } else if (++c.at != c.end) {
+        c.next_ns = c.at->start_ns;
+      } else {
+        c = active_.back();  // done; the track moved here is looked at next
+        active_.pop_back();
+        continue;
+      }
+      ++i;
     }
   }
   for (std::size_t d = 0; d < devices; ++d) {
@@ -232,6 +262,23 @@ void GpuIdleBreakdown::SweepTo(std::int64_t frontier_ns) {
       if (state_ns_[d][state] != 0) AddStateTime(state, state_ns_[d][state], &stream_->devices[d]);
     }
   }
+}
+
+void GpuIdleBreakdown::TrackTime::Finish() {
+  if (sorted) return;
+  // Out of start order (late intervals): the union of the segments, sorted.
+  std::sort(segments.begin(), segments.end(),
+            [](const Segment& a, const Segment& b) { return a.start_ns < b.start_ns; });
+  std::size_t united = 0;
+  for (const Segment& segment : segments) {
+    if (united > 0 && segment.start_ns <= segments[united - 1].end_ns) {
+      segments[united - 1].end_ns = std::max(segments[united - 1].end_ns, segment.end_ns);
+    } else {
+      segments[united++] = segment;
+    }
+  }
+  segments.resize(united);
+  sorted = true;
 }
 
 void GpuIdleBreakdown::AddStateTime(unsigned state, std::int64_t length, GpuIdleTotals* totals) {
@@ -258,30 +305,6 @@ void GpuIdleBreakdown::AddStateTime(unsigned state, std::int64_t length, GpuIdle
     totals->launch_bound_ns += length;
   } else {
     totals->unexplained_ns += length;
-  }
-}
-
-void GpuIdleBreakdown::SortEvents() {
-  const auto earlier = [](const Event& a, const Event& b) { return a.time_ns < b.time_ns; };
-  run_starts_.clear();
-  for (std::size_t i = 0; i < events_.size(); ++i) {
-    if (i == 0 || earlier(events_[i], events_[i - 1])) run_starts_.push_back(i);
-  }
-  // Merges neighbouring runs pairwise until one is left.
-  while (run_starts_.size() > 1) {
-    merged_.resize(events_.size());
-    std::size_t merged_runs = 0;
-    for (std::size_t r = 0; r < run_starts_.size(); r += 2) {
-      const auto at = [this](std::size_t run) {
-        return events_.begin() +
-               static_cast<std::ptrdiff_t>(run < run_starts_.size() ? run_starts_[run] : events_.size());
-      };
-      std::merge(at(r), at(r + 1), at(r + 1), at(r + 2), merged_.begin() + static_cast<std::ptrdiff_t>(run_starts_[r]),
-                 earlier);
-      run_starts_[merged_runs++] = run_starts_[r];
-    }
-    run_starts_.resize(merged_runs);
-    events_.swap(merged_);
   }
 }
 

@@ -9,6 +9,7 @@
 // its part after the frontier counts.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <functional>
@@ -90,11 +91,38 @@ class GpuIdleBreakdown {
     std::vector<GpuIdleTotals> devices;
     std::map<std::uint32_t, std::uint32_t> device_index;  // device id -> index in devices
   };
-  struct Event {  // 16 bytes: the sort moves each several times
-    std::int64_t time_ns;
-    std::uint32_t device;
-    std::int8_t delta;
-    Track track;
+  // One track's time open in a sweep: the union of its intervals as
+  // disjoint segments in time order. Intervals added in start order join the
+  // last segment or follow it; others make Finish sort and unite.
+  struct TrackTime {
+    struct Segment {
+      std::int64_t start_ns;
+      std::int64_t end_ns;
+    };
+    std::vector<Segment> segments;
+    bool sorted = true;
+    // Joins the last segment or follows it (out of start order: unsorted).
+    void Add(std::int64_t start_ns, std::int64_t end_ns) {
+      if (!segments.empty()) {
+        Segment& last = segments.back();
+        if (start_ns >= last.start_ns && start_ns <= last.end_ns) {
+          last.end_ns = std::max(last.end_ns, end_ns);
+          return;
+        }
+        if (start_ns < last.start_ns) sorted = false;
+      }
+      segments.push_back(Segment{start_ns, end_ns});
+    }
+    void Finish();
+  };
+  // A track in the sweep: its next segment, the time it next opens or closes,
+  // and its bit in the state word it belongs to (the host's or a device's).
+  struct TrackCursor {
+    const TrackTime::Segment* at;
+    const TrackTime::Segment* end;
+    std::int64_t next_ns;
+    unsigned* state;
+    unsigned bit;
   };
 
   void Add(std::int64_t start_ns, std::int64_t end_ns, Track track, std::uint32_t device = 0);
@@ -108,10 +136,6 @@ class GpuIdleBreakdown {
   // the open tracks: 0-2 the device's compute, copy, communication; 3-6 the
   // host's step, data wait, sync, launch.
   static void AddStateTime(unsigned state, std::int64_t length, GpuIdleTotals* totals);
-  // Sorts events_ by time, merging the ascending runs they come in (each
-  // track's intervals arrive in start order: a batch is a few long runs). Events
-  // at the same time may come in any order: the sweep adds no time between them.
-  void SortEvents();
   // The "devices" list: each GPU's host, rank, pid and device, then `fields`.
   void WriteDevices(JsonWriter& out, const std::function<void(const Stream&, const GpuIdleTotals&)>& fields) const;
 
@@ -124,15 +148,14 @@ class GpuIdleBreakdown {
   Stream* stream_ = nullptr;
   std::uint32_t last_device_ = 0;  // DeviceIndex's previous answer
   std::vector<Interval> pending_;
-  std::vector<Event> events_;            // SweepTo's, reused
-  std::vector<Event> merged_;            // SortEvents' buffer
-  std::vector<std::size_t> run_starts_;  // SortEvents' runs
-  std::vector<std::int64_t> ends_;       // SweepIfDue's, reused
-  // SweepTo's, reused: per device its open intervals per track, its state's
-  // device bits, and the time spent in each state (AddStateTime).
+  std::vector<std::int64_t> ends_;  // SweepIfDue's, reused
+  // SweepTo's, reused: each track's time open (host tracks, then each
+  // device's compute, copy and communication), the tracks being swept, each
+  // device's open tracks and the time spent in each state (AddStateTime).
   static constexpr unsigned kDeviceTracks = 3;
   static constexpr unsigned kStates = 1u << (kCompute + kDeviceTracks);
-  std::vector<std::array<int, kDeviceTracks>> device_open_;
+  std::vector<TrackTime> open_;
+  std::vector<TrackCursor> active_;
   std::vector<unsigned> device_states_;
   std::vector<std::array<std::int64_t, kStates>> state_ns_;
   std::int64_t swept_ns_ = INT64_MIN;
