@@ -100,6 +100,28 @@ TEST_P(WriterReaderRoundTrip, EveryMessageComesBackIdentical) {
 
 INSTANTIATE_TEST_SUITE_P(CompressionLevels, WriterReaderRoundTrip, ::testing::Values(0, 1, 3, 19));
 
+TEST(Crc32, IsTheStandardCrc32AtEveryLengthAndAlignment) {
+  EXPECT_EQ(trace_format::Crc32("123456789", 9), 0xCBF43926u);  // the CRC-32 check value
+  EXPECT_EQ(trace_format::Crc32("", 0), 0u);
+  // Against the bitwise definition, for lengths around the 8-byte step at every start offset.
+  const auto bitwise = [](const unsigned char* bytes, std::size_t size) {
+    std::uint32_t c = 0xFFFFFFFFu;
+    for (std::size_t i = 0; i < size; ++i) {
+      c ^= bytes[i];
+      for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+    }
+    return c ^ 0xFFFFFFFFu;
+  };
+  std::vector<unsigned char> bytes(100);
+  for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<unsigned char>(i * 37 + 11);
+  for (std::size_t offset = 0; offset < 8; ++offset) {
+    for (std::size_t size = 0; size + offset <= bytes.size(); ++size) {
+      ASSERT_EQ(trace_format::Crc32(bytes.data() + offset, size), bitwise(bytes.data() + offset, size))
+          << "offset " << offset << " size " << size;
+    }
+  }
+}
+
 TEST(TraceWriter, NeverOverwritesAnExistingFile) {
   TempDir dir;
   const std::string path = dir.File("taken.smprof");
