@@ -1,9 +1,10 @@
 // FrameIdIndex: the position of each correlation id among one frame's rows,
 // so that a frame's kernels find their launch calls in the same frame without
 // the calls entering the bounded joins (correlation_join.h) first. CUPTI
-// counts ids up per process, so a frame's ids are nearly dense: a direct
-// table over [smallest, largest] when that span is at most a few times the
-// rows, else a FlatIdMap.
+// counts ids up per process (every API call takes one, so a frame's
+// launches are a few ids apart): a direct table over [smallest, largest]
+// when that span is at most 16 times the rows (64 bytes per row at most,
+// walked about in order), else a FlatIdMap.
 #pragma once
 
 #include <algorithm>
@@ -35,7 +36,7 @@ class FrameIdIndex {
     sparse_.Clear();
     first_ = smallest;
     const std::uint64_t span = largest >= smallest ? std::uint64_t{largest} - smallest + 1 : 0;
-    dense_ = span <= 4 * std::uint64_t{rows} + 1024;
+    dense_ = span <= 16 * std::uint64_t{rows} + 1024;
     if (dense_) table_.assign(span, kAbsent);
     for (std::size_t i = 0; i < rows; ++i) {
       const std::uint32_t id = id_of(i);

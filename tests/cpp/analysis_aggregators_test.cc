@@ -491,7 +491,7 @@ TEST(PendingById, AdvancingTheClockForgetsWhatIsThenTooOld) {
 TEST(FrameIdIndex, FindsEachIdsLastPositionInBothLayouts) {
   std::mt19937 random(7);
   FrameIdIndex index;
-  for (const std::uint32_t spread : {1u, 3u, 1000u, 4'000'000'000u}) {
+  for (const std::uint32_t spread : {1u, 3u, 10u, 1000u, 4'000'000'000u}) {
     std::vector<std::uint32_t> ids;
     std::unordered_map<std::uint32_t, std::int32_t> expected;
     const std::uint32_t base = spread == 1 ? 4'294'000'000u : 50;  // near the top: no wrap
