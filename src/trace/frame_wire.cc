@@ -264,6 +264,15 @@ bool FillDurations(Column& column, Block rows, Row* out) {
   return Fill(column, rows, [out](std::size_t i, std::uint64_t v) { out[i].dur_ns = static_cast<std::int64_t>(v); });
 }
 
+// A column of indices into the frame's strings: each row's name and its index (per-frame caches).
+template <typename Row>
+bool FillNames(Column& column, Block rows, const std::vector<std::string_view>& strings, Row* out) {
+  return FillIndex(column, rows, strings.size(), [&](std::size_t i, std::uint32_t v) {
+    out[i].name = strings[v];
+    out[i].name_index = v;
+  });
+}
+
 // Frame's field numbers (proto/smprof/trace.proto).
 enum FrameField : std::uint32_t {
   kSequence = 1,
@@ -330,12 +339,7 @@ bool DecodeAnnotationTable(const Span& span, FrameRows* frame) {
   const auto& threads = frame->threads;
   auto start = static_cast<std::int64_t>(t.leading);
   return InBlocks(n, [&](Block b) {
-    return FillStarts(t[2], b, &start, out) && FillDurations(t[3], b, out) &&
-           FillIndex(t[4], b, strings.size(),
-                     [&](std::size_t i, std::uint32_t v) {
-                       out[i].name = strings[v];
-                       out[i].name_index = v;
-                     }) &&
+    return FillStarts(t[2], b, &start, out) && FillDurations(t[3], b, out) && FillNames(t[4], b, strings, out) &&
            FillIndex(t[5], b, threads.size(), [&](std::size_t i, std::uint32_t v) { out[i].tid = threads[v].tid; }) &&
            Fill(t[6], b, [out](std::size_t i, std::uint64_t v) { out[i].depth = static_cast<std::uint32_t>(v); });
   });
@@ -359,12 +363,7 @@ bool DecodeGpuTable(const Span& span, FrameRows* frame) {
   };
   auto start = static_cast<std::int64_t>(t.leading);
   return InBlocks(n, [&](Block b) {
-    return FillStarts(t[2], b, &start, out) && FillDurations(t[3], b, out) &&
-           FillIndex(t[9], b, strings.size(),
-                     [&](std::size_t i, std::uint32_t v) {
-                       out[i].name = strings[v];
-                       out[i].name_index = v;
-                     }) &&
+    return FillStarts(t[2], b, &start, out) && FillDurations(t[3], b, out) && FillNames(t[9], b, strings, out) &&
            Fill(t[12], b, [out](std::size_t i, std::uint64_t v) { out[i].bytes = v; }) &&
            Fill(t[16], b, [out](std::size_t i, std::uint64_t v) { out[i].graph_node_id = v; }) &&
            u32(4, b, [out](std::size_t i, std::uint32_t v) { out[i].kind = v; }) &&

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "analysis/correlation_join.h"
+#include "analysis/fifo.h"
 #include "analysis/flat_id_map.h"
 #include "analysis/frame_id_index.h"
 #include "analysis/id_window_map.h"
@@ -166,6 +167,39 @@ TEST(IntervalUnion, RowsInAndOutOfOrderMergeAsOneHeapWould) {
     ASSERT_EQ(u.union_ns(), total) << "trial " << trial;
     ASSERT_EQ(u.late_records(), late) << "trial " << trial;
   }
+}
+
+TEST(Fifo, BehavesAsADequeThroughPopsAndCompactions) {
+  // Long runs of pushes and pops, so the popped prefix passes the compaction
+  // threshold many times with items left behind it, and empties now and then.
+  std::mt19937_64 random(17);
+  Fifo<std::int64_t> fifo;
+  std::deque<std::int64_t> reference;
+  for (int step = 0; step < 200000; ++step) {
+    const auto action = random() % 8;
+    if (action < 5) {
+      fifo.push_back(step);
+      reference.push_back(step);
+    } else if (action < 7 && !reference.empty()) {
+      const std::size_t n = 1 + random() % std::min<std::size_t>(reference.size(), 3);
+      fifo.pop_front(n);
+      reference.erase(reference.begin(), reference.begin() + static_cast<std::ptrdiff_t>(n));
+    } else if (random() % 2 == 0 && !reference.empty()) {
+      const std::size_t i = random() % reference.size();
+      fifo[i] = -step;  // written in place, as StepProfile does
+      reference[i] = -step;
+    } else if (random() % 5000 == 0) {
+      fifo.clear();
+      reference.clear();
+    }
+    ASSERT_EQ(fifo.size(), reference.size()) << step;
+    ASSERT_EQ(fifo.empty(), reference.empty()) << step;
+    if (!reference.empty()) {
+      ASSERT_EQ(fifo.front(), reference.front()) << step;
+      ASSERT_EQ(fifo.back(), reference.back()) << step;
+    }
+  }
+  ASSERT_TRUE(std::equal(fifo.begin(), fifo.end(), reference.begin(), reference.end()));
 }
 
 TEST(FlatIdMap, BehavesAsAnUnorderedMapThroughGrowthAndDeletions) {
