@@ -50,6 +50,9 @@ class Fifo {
     }
   }
 
+  // Keeps the first `n` items (n <= size()).
+  void resize(std::size_t n) { items_.resize(first_ + n); }
+
   void clear() {
     items_.clear();
     first_ = 0;

@@ -78,7 +78,9 @@ void GpuIdleBreakdown::BeginStream(const ProcessStream& stream) {
   stream_->host = stream.host;
   stream_->rank = stream.rank;
   stream_->pid = stream.pid;
-  pending_.clear();
+  open_.clear();
+  open_.resize(kCompute);
+  pending_ends_.clear();
   last_device_ = 0;
   swept_ns_ = INT64_MIN;
   newest_ns_ = INT64_MIN;
@@ -96,7 +98,10 @@ GpuIdleBreakdown::AnnotationRole GpuIdleBreakdown::RoleOf(std::string_view name)
 std::uint32_t GpuIdleBreakdown::DeviceIndex(std::uint32_t id) {
   if (!stream_->devices.empty() && stream_->devices[last_device_].id == id) return last_device_;
   auto [it, added] = stream_->device_index.try_emplace(id, static_cast<std::uint32_t>(stream_->devices.size()));
-  if (added) stream_->devices.push_back(GpuIdleTotals{id});
+  if (added) {
+    stream_->devices.push_back(GpuIdleTotals{id});
+    open_.resize(kCompute + kDeviceTracks * stream_->devices.size());
+  }
   last_device_ = it->second;
   return it->second;
 }
@@ -107,8 +112,10 @@ void GpuIdleBreakdown::Add(std::int64_t start_ns, std::int64_t end_ns, Track tra
     ++late_intervals_;
     if (end_ns <= swept_ns_) return;
   }
-  pending_.push_back(Interval{start_ns, end_ns, track, device});
   newest_ns_ = std::max(newest_ns_, start_ns);
+  start_ns = std::max(start_ns, swept_ns_);  // a late one counts from the frontier on
+  pending_ends_.push_back(end_ns);
+  open_[track < kCompute ? track : kCompute + kDeviceTracks * device + (track - kCompute)].Add(start_ns, end_ns);
 }
 
 void GpuIdleBreakdown::AddFrame(const TraceFileEntry& file, const internal::FrameRows& frame) {
@@ -170,64 +177,46 @@ void GpuIdleBreakdown::AddFrame(const TraceFileEntry& file, const internal::Fram
 }
 
 void GpuIdleBreakdown::SweepIfDue() {
-  if (pending_.size() < kSweepBatch) return;
+  if (pending_ends_.size() < kSweepBatch) return;
   std::int64_t frontier = newest_ns_ - options_.reorder_window_ns - longest_step_ns_;
-  if (pending_.size() > options_.max_pending) {
+  if (pending_ends_.size() > options_.max_pending) {
     // Bounded: the half that ends first is swept even if later rows may still
     // reach back into it (every pending interval ends after swept_ns_).
-    // (Found among a copy of the ends: pending_ keeps its arrival order, in which SweepTo builds each track's union.)
-    ends_.clear();
-    for (const Interval& interval : pending_) ends_.push_back(interval.end_ns);
-    auto middle = ends_.begin() + static_cast<std::ptrdiff_t>(ends_.size() / 2);
-    std::nth_element(ends_.begin(), middle, ends_.end());
+    auto middle = pending_ends_.begin() + static_cast<std::ptrdiff_t>(pending_ends_.size() / 2);
+    std::nth_element(pending_ends_.begin(), middle, pending_ends_.end());
     frontier = std::max(frontier, *middle);
   }
   if (frontier > swept_ns_) SweepTo(frontier);
 }
 
 void GpuIdleBreakdown::SweepTo(std::int64_t frontier_ns) {
-  // Each track's time open is the union of its intervals (only "open or not"
-  // matters), built per track as its intervals come (in start order, all
-  // but late ones); the sweep then walks the tracks' disjoint segments in
-  // time order, summing the time spent in each state.
-  const std::size_t devices = stream_->devices.size();
-  const std::size_t tracks = kCompute + kDeviceTracks * devices;
-  open_.resize(tracks);
-  for (TrackTime& track : open_) {
-    track.segments.clear();
-    track.sorted = true;
-  }
-  std::size_t kept = 0;
-  for (const Interval& interval : pending_) {
-    const std::int64_t start = std::max(interval.start_ns, swept_ns_);
-    const std::int64_t end = std::min(interval.end_ns, frontier_ns);
-    if (start < end) {
-      const std::size_t t = interval.track < kCompute
-                                ? interval.track
-                                : kCompute + kDeviceTracks * interval.device + (interval.track - kCompute);
-      open_[t].Add(start, end);
-    }
-    if (interval.end_ns > frontier_ns) pending_[kept++] = interval;
-  }
-  pending_.resize(kept);
+  // Each track's pending time is the union of its intervals (only "open or
+  // not" matters), kept as disjoint segments as the intervals come; the sweep
+  // walks the tracks' segments before the frontier in time order, summing the
+  // time spent in each state, and keeps what reaches past it.
+  pending_ends_.erase(std::remove_if(pending_ends_.begin(), pending_ends_.end(),
+                                     [frontier_ns](std::int64_t end) { return end <= frontier_ns; }),
+                      pending_ends_.end());
   swept_ns_ = frontier_ns;
-  for (TrackTime& track : open_) track.Finish();
-
-  // Track t's state bit: host tracks above the device's three (AddStateTime).
-  const auto bit = [](std::size_t t) {
+  const std::size_t devices = stream_->devices.size();
+  const auto bit = [](std::size_t t) {  // track t's state bit: host tracks above the device's three (AddStateTime)
     return t < kCompute ? 1u << (kDeviceTracks + t) : 1u << ((t - kCompute) % kDeviceTracks);
   };
-  // The tracks with segments, each at its next change; a track whose last
-  // segment closed leaves the list.
+  // The tracks with segments before the frontier, each at its next change; a
+  // track whose last segment closed leaves the list.
   unsigned host_open = 0;
   device_states_.assign(devices, 0);
   active_.clear();
-  for (std::size_t t = 0; t < tracks; ++t) {
-    const auto& segments = open_[t].segments;
-    if (segments.empty()) continue;
+  for (std::size_t t = 0; t < open_.size(); ++t) {
+    TrackTime& track = open_[t];
+    track.Finish();
+    if (track.segments.empty() || track.segments.front().start_ns >= frontier_ns) continue;
+    const TrackTime::Segment* first = &track.segments.front();
+    const TrackTime::Segment* end = std::partition_point(
+        first, first + track.segments.size(),
+        [frontier_ns](const TrackTime::Segment& segment) { return segment.start_ns < frontier_ns; });
     unsigned* state = t < kCompute ? &host_open : &device_states_[(t - kCompute) / kDeviceTracks];
-    active_.push_back(
-        TrackCursor{segments.data(), segments.data() + segments.size(), segments.front().start_ns, state, bit(t)});
+    active_.push_back(TrackCursor{first, end, first->start_ns, state, bit(t)});
   }
   state_ns_.assign(devices, {});
   std::int64_t previous = INT64_MIN;
@@ -245,8 +234,8 @@ void GpuIdleBreakdown::SweepTo(std::int64_t frontier_ns) {
         continue;
       }
       *c.state ^= c.bit;
-      if ((*c.state & c.bit) != 0) {  // opened: it closes at the segment's end
-        c.next_ns = c.at->end_ns;
+      if ((*c.state & c.bit) != 0) {  // opened: it closes at the segment's end or the frontier
+        c.next_ns = std::min(c.at->end_ns, frontier_ns);
       } else if (++c.at != c.end) {
         c.next_ns = c.at->start_ns;
       } else {
@@ -262,6 +251,15 @@ void GpuIdleBreakdown::SweepTo(std::int64_t frontier_ns) {
       if (state_ns_[d][state] != 0) AddStateTime(state, state_ns_[d][state], &stream_->devices[d]);
     }
   }
+  // Each track keeps its segments from the frontier on (the one across it cut there).
+  for (TrackTime& track : open_) {
+    std::size_t done = 0;
+    while (done < track.segments.size() && track.segments[done].start_ns < frontier_ns) ++done;
+    if (done > 0 && track.segments[done - 1].end_ns > frontier_ns) {
+      track.segments[--done].start_ns = frontier_ns;
+    }
+    track.segments.pop_front(done);
+  }
 }
 
 void GpuIdleBreakdown::TrackTime::Finish() {
@@ -270,7 +268,8 @@ void GpuIdleBreakdown::TrackTime::Finish() {
   std::sort(segments.begin(), segments.end(),
             [](const Segment& a, const Segment& b) { return a.start_ns < b.start_ns; });
   std::size_t united = 0;
-  for (const Segment& segment : segments) {
+  for (std::size_t i = 0; i < segments.size(); ++i) {
+    const Segment segment = segments[i];
     if (united > 0 && segment.start_ns <= segments[united - 1].end_ns) {
       segments[united - 1].end_ns = std::max(segments[united - 1].end_ns, segment.end_ns);
     } else {
@@ -309,14 +308,11 @@ void GpuIdleBreakdown::AddStateTime(unsigned state, std::int64_t length, GpuIdle
 }
 
 void GpuIdleBreakdown::EndStream() {
-  std::int64_t last_end = INT64_MIN;
-  for (const Interval& interval : pending_) last_end = std::max(last_end, interval.end_ns);
-  if (last_end > swept_ns_) SweepTo(last_end);
-  pending_.clear();
+  if (!pending_ends_.empty()) SweepTo(*std::max_element(pending_ends_.begin(), pending_ends_.end()));
 }
 
 void GpuIdleBreakdown::Save(PartialEncoder& out) const {
-  if (!pending_.empty()) throw std::logic_error("GpuIdleBreakdown::Save: inside a stream");
+  if (!pending_ends_.empty()) throw std::logic_error("GpuIdleBreakdown::Save: inside a stream");
   out.Uint(late_intervals_);
   out.Uint(streams_.size());
   for (const auto& s : streams_) {

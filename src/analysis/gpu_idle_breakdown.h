@@ -2,11 +2,12 @@
 // copy and communication time no compute kernel overlapped (docs/ANALYSIS.md,
 // "GPU idle and overlap"). A sweep over the process's intervals: steps, data
 // waits (annotations), launch and synchronizing API calls, and per device the
-// compute, copy and NCCL work. Intervals wait in a bounded buffer until the
-// newest start is past them by the reorder window plus the longest step seen
-// (a step is written when it ends, after its GPU work), then are swept in
-// time order; an interval arriving before the swept frontier is late and only
-// its part after the frontier counts.
+// compute, copy and NCCL work. Intervals wait, united per track as they
+// come, until the newest start is past them by the reorder window plus the
+// longest step seen (a step is written when it ends, after its GPU work), or
+// until more than max_pending wait (then the half that ends first goes), and
+// are swept in time order; an interval arriving before the swept frontier is
+// late and only its part after the frontier counts.
 #pragma once
 
 #include <algorithm>
@@ -20,6 +21,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "analysis/fifo.h"
 #include "analysis/job_reader.h"
 #include "analysis/json_writer.h"
 #include "analysis/partial_codec.h"
@@ -77,12 +79,6 @@ class GpuIdleBreakdown {
  private:
   // Host tracks first, then the per-device ones.
   enum Track : std::uint8_t { kStep, kDataWait, kSync, kLaunch, kCompute, kCopy, kCommunication };
-  struct Interval {
-    std::int64_t start_ns;
-    std::int64_t end_ns;
-    Track track;
-    std::uint32_t device;  // index in Stream::devices for device tracks
-  };
   struct Stream {
     std::string host;
     std::int32_t rank = 0;
@@ -91,15 +87,16 @@ class GpuIdleBreakdown {
     std::vector<GpuIdleTotals> devices;
     std::map<std::uint32_t, std::uint32_t> device_index;  // device id -> index in devices
   };
-  // One track's time open in a sweep: the union of its intervals as
-  // disjoint segments in time order. Intervals added in start order join the
-  // last segment or follow it; others make Finish sort and unite.
+  // One track's pending time: the union of its intervals not swept yet, as
+  // disjoint segments in time order (once Finish ran). Intervals added in
+  // start order join the last segment or follow it; others make Finish sort
+  // and unite.
   struct TrackTime {
     struct Segment {
       std::int64_t start_ns;
       std::int64_t end_ns;
     };
-    std::vector<Segment> segments;
+    Fifo<Segment> segments;
     bool sorted = true;
     // Joins the last segment or follows it (out of start order: unsorted).
     void Add(std::int64_t start_ns, std::int64_t end_ns) {
@@ -111,7 +108,9 @@ class GpuIdleBreakdown {
         }
         if (start_ns < last.start_ns) sorted = false;
       }
-      segments.push_back(Segment{start_ns, end_ns});
+      Segment& added = segments.emplace_back();
+      added.start_ns = start_ns;
+      added.end_ns = end_ns;
     }
     void Finish();
   };
@@ -129,7 +128,7 @@ class GpuIdleBreakdown {
   enum class AnnotationRole : std::uint8_t { kUnknown, kStep, kDataWait, kOther };
   std::uint32_t DeviceIndex(std::uint32_t id);
   AnnotationRole RoleOf(std::string_view name);
-  // Sweeps what is pending up to `frontier_ns`, keeping what reaches past it.
+  // Sweeps the tracks' time up to `frontier_ns`, keeping what reaches past it.
   void SweepTo(std::int64_t frontier_ns);
   void SweepIfDue();
   // Adds `length` ns spent in `state` to `totals`, by cause. A state's bits are
@@ -147,14 +146,16 @@ class GpuIdleBreakdown {
   std::vector<std::unique_ptr<Stream>> streams_;
   Stream* stream_ = nullptr;
   std::uint32_t last_device_ = 0;  // DeviceIndex's previous answer
-  std::vector<Interval> pending_;
-  std::vector<std::int64_t> ends_;  // SweepIfDue's, reused
-  // SweepTo's, reused: each track's time open (host tracks, then each
-  // device's compute, copy and communication), the tracks being swept, each
-  // device's open tracks and the time spent in each state (AddStateTime).
+  // Each track's pending time: host tracks, then each device's compute, copy
+  // and communication.
   static constexpr unsigned kDeviceTracks = 3;
-  static constexpr unsigned kStates = 1u << (kCompute + kDeviceTracks);
   std::vector<TrackTime> open_;
+  // The end of every pending interval (in no order): how many are pending
+  // and, for the bound, which half ends first.
+  std::vector<std::int64_t> pending_ends_;
+  // SweepTo's, reused: the tracks being swept, each device's open tracks and
+  // the time spent in each state (AddStateTime).
+  static constexpr unsigned kStates = 1u << (kCompute + kDeviceTracks);
   std::vector<TrackCursor> active_;
   std::vector<unsigned> device_states_;
   std::vector<std::array<std::int64_t, kStates>> state_ns_;

@@ -185,6 +185,26 @@ TEST(GpuIdleBreakdown, LateIntervalsCountOnlyAfterTheFrontier) {
   EXPECT_EQ(breakdown.total().copy_ns, 5'000 * 5);
 }
 
+TEST(GpuIdleBreakdown, LateIntervalAcrossTheFrontierCountsFromIt) {
+  SummaryOptions options;
+  options.reorder_window_ns = 0;  // the frontier follows the newest start: 49,990 after the first frame
+  GpuIdleBreakdown breakdown(options);
+  ProcessStream stream;
+  breakdown.BeginStream(stream);
+  TraceFileEntry file;
+  internal::FrameRows frame;
+  frame.has_gpu = true;
+  for (std::int64_t i = 0; i < 5'000; ++i) AddToFrame({i * 10, i * 10 + 5, kCopy}, &frame);
+  breakdown.AddFrame(file, frame);
+  frame.gpu.clear();
+  AddToFrame({0, 60'000, kCopy}, &frame);  // late, and past the frontier
+  breakdown.AddFrame(file, frame);
+  breakdown.EndStream();
+  EXPECT_EQ(breakdown.late_intervals(), 1u);
+  // The 4,999 copies swept before it, then its part after the frontier (which covers the last copy).
+  EXPECT_EQ(breakdown.total().copy_ns, 4'999 * 5 + (60'000 - 49'990));
+}
+
 // One process stream of random steps, waits, calls and work on two GPUs (ids 3 and `other_device`).
 void FeedStream(GpuIdleBreakdown& breakdown, const std::string& host, std::int64_t pid, std::uint32_t other_device,
                 std::uint64_t seed) {
