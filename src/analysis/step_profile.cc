@@ -61,11 +61,26 @@ void StepProfile::AddFrame(const std::vector<internal::AnnotationRow>& annotatio
   std::stable_sort(stream_->pending_samples.begin(), stream_->pending_samples.end(),
                    [](const Sample& a, const Sample& b) { return a.ts_ns < b.ts_ns; });
   frame_names_.clear();
+  // A step closes as soon as the frame's next row starts after it ends (in
+  // row order: behind the steps before it): its scan of the waiting
+  // annotations stops at the first that starts after it ends, so the rows to
+  // come would not be looked at. Only the annotations of the steps still
+  // open wait.
+  frame_steps_.clear();
+  std::size_t closed = 0;
   for (const auto& row : annotations) {
+    while (closed < frame_steps_.size() &&
+           row.start_ns >= frame_steps_[closed]->start_ns + frame_steps_[closed]->dur_ns) {
+      CloseStep(*frame_steps_[closed], frame_names_[frame_steps_[closed]->name_index], wall_offset_ns);
+      ++closed;
+    }
     if (row.name_index >= frame_names_.size()) frame_names_.resize(row.name_index + 1, nullptr);
     const Name*& name = frame_names_[row.name_index];
     if (name == nullptr) name = NameOf(row.name);
-    if (name->kind == Kind::kStep) continue;
+    if (name->kind == Kind::kStep) {
+      frame_steps_.push_back(&row);
+      continue;
+    }
     if (stream_->pending.size() == kMaxPending) {
       stream_->pending.pop_front();
       ++stream_->pending_dropped;
@@ -73,11 +88,8 @@ void StepProfile::AddFrame(const std::vector<internal::AnnotationRow>& annotatio
     stream_->pending.push_back(
         {name, row.start_ns + wall_offset_ns, row.start_ns + row.dur_ns + wall_offset_ns, row.tid, row.depth});
   }
-  // Steps last: a step closes after everything inside it, so its children are
-  // in this frame (sorted by start, after it) or an earlier one.
-  for (const auto& row : annotations) {
-    const Name* name = frame_names_[row.name_index];
-    if (name->kind == Kind::kStep) CloseStep(row, name, wall_offset_ns);
+  for (; closed < frame_steps_.size(); ++closed) {
+    CloseStep(*frame_steps_[closed], frame_names_[frame_steps_[closed]->name_index], wall_offset_ns);
   }
 }
 

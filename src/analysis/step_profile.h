@@ -10,9 +10,9 @@
 // page faults and context switches when perf counted them). Totals cover
 // every step. Memory is bounded: the kept steps, the distinct names, and
 // the annotations and samples waiting for the step that closes over them
-// (a frame's annotations are sorted by start and a step closes after its
-// children, so they wait at most one step; capped at kMaxPending, oldest
-// dropped first and counted).
+// (a frame's annotations are sorted by start and a step closes as soon as
+// the frame's next row starts after it ends, so only those of the steps
+// still open wait; capped at kMaxPending, oldest dropped first and counted).
 #pragma once
 
 #include <cstdint>
@@ -127,6 +127,7 @@ class StepProfile {
   std::string data_wait_pattern_text_;
   std::unordered_map<std::string, std::unique_ptr<Name>> names_;
   std::vector<const Name*> frame_names_;
+  std::vector<const internal::AnnotationRow*> frame_steps_;  // AddFrame's: the frame's steps, in row order
   std::vector<std::pair<const Name*, std::int64_t>> phases_;  // CloseStep's, reused
   std::vector<std::unique_ptr<Stream>> streams_;
   Stream* stream_ = nullptr;

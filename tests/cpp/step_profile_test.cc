@@ -146,6 +146,26 @@ TEST(StepProfile, ManyStepsInOneFrameEachTakeTheirOwnChildren) {
             std::string::npos);
 }
 
+TEST(StepProfile, AFrameOfMoreAnnotationsThanTheCapLosesNone) {
+  // 40,000 steps with two children each: 80,000 annotations in one frame, more than
+  // kMaxPending, but each step closes as the next one starts, so few wait at a time.
+  FrameBuilder frame;
+  for (std::int64_t i = 0; i < 40'000; ++i) {
+    const std::int64_t start = i * 1000;
+    frame.Range("step", start, start + 900, 0)
+        .Range("load", start, start + 100, 1)
+        .Range("Forward", start + 100, start + 800, 1);
+  }
+  static_assert(StepProfile::kMaxPending < 80'000);
+  SummaryOptions options;
+  options.data_wait_pattern = "load";
+  const std::string json = Profile(options, {frame});
+  EXPECT_NE(json.find(R"("steps_seen":40000,"cycle_time_ns":39999900,"data_wait_ns":4000000,)"
+                      R"("annotations_not_profiled":0)"),
+            std::string::npos)
+      << json.substr(0, 400);
+}
+
 TEST(StepProfile, KeepsTheFirstStepsAndTotalsThemAll) {
   SummaryOptions options;
   options.max_profiled_steps = 1;
