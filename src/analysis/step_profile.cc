@@ -139,11 +139,9 @@ void StepProfile::CloseStep(const internal::AnnotationRow& row, const Name* name
   const std::int64_t start = row.start_ns + wall_offset_ns;
   const std::int64_t end = start + row.dur_ns;
   const std::int64_t window_start = s.last_step_end_ns == INT64_MIN ? start : std::min(start, s.last_step_end_ns);
-  Step step;
-  step.number = name->step_number >= 0 ? name->step_number : static_cast<std::int64_t>(s.steps_seen);
-  step.start_ns = start;
-  step.dur_ns = row.dur_ns;
-  step.gap_before_ns = start - window_start;
+  // The step's own sums (a Step is made only for the steps kept one by one).
+  std::int64_t data_wait_ns = 0;
+  CounterSum counters[kCounters];
   // Phases: one level under the step on its thread, or at its level between
   // the previous step and this one; data waits at any depth on its thread.
   auto& pending = s.pending;
@@ -173,21 +171,29 @@ void StepProfile::CloseStep(const internal::AnnotationRow& row, const Name* name
       }
     }
     if (a.name->kind == Kind::kData && (phase || (inside ? a.depth > row.depth + 1 : a.depth > row.depth))) {
-      step.data_wait_ns += a.end_ns - a.start_ns;
+      data_wait_ns += a.end_ns - a.start_ns;
     }
   }
   pending.pop_front(kept_from);
   for (const auto& [phase, ns] : phases) s.phase_ns[phase] += ns;
   auto& samples = s.pending_samples;
   while (!samples.empty() && samples.front().ts_ns <= end) {
-    if (samples.front().ts_ns >= start) AddTo(step.counters, samples.front());
+    if (samples.front().ts_ns >= start) AddTo(counters, samples.front());
     samples.pop_front();
   }
+  const std::int64_t number = name->step_number >= 0 ? name->step_number : static_cast<std::int64_t>(s.steps_seen);
   ++s.steps_seen;
-  s.step_time_ns += step.dur_ns + step.gap_before_ns;
-  s.data_wait_ns += step.data_wait_ns;
+  s.step_time_ns += row.dur_ns + (start - window_start);
+  s.data_wait_ns += data_wait_ns;
   s.last_step_end_ns = std::max(s.last_step_end_ns, end);
   if (static_cast<std::int64_t>(s.steps.size()) >= max_steps_) return;
+  Step step;
+  step.number = number;
+  step.start_ns = start;
+  step.dur_ns = row.dur_ns;
+  step.gap_before_ns = start - window_start;
+  step.data_wait_ns = data_wait_ns;
+  std::copy(std::begin(counters), std::end(counters), std::begin(step.counters));
   step.phases.assign(phases.begin(), phases.end());
   std::sort(step.phases.begin(), step.phases.end(),
             [](const auto& a, const auto& b) { return a.first->text < b.first->text; });
