@@ -195,75 +195,56 @@ void GpuIdleBreakdown::SweepIfDue() {
 
 void GpuIdleBreakdown::SweepTo(std::int64_t frontier_ns) {
   // Each track's pending time is the union of its intervals (only "open or
-  // not" matters), kept as disjoint segments as the intervals come; the sweep
-  // walks the tracks' segments before the frontier in time order, summing the
-  // time spent in each state, and keeps what reaches past it.
+  // not" matters), kept as disjoint segments as the intervals come. Per
+  // device, the sweep walks its tracks' and the host's segments before the
+  // frontier in time order, summing the time spent in each state; the tracks
+  // keep what reaches past it.
   pending_ends_.erase(std::remove_if(pending_ends_.begin(), pending_ends_.end(),
                                      [frontier_ns](std::int64_t end) { return end <= frontier_ns; }),
                       pending_ends_.end());
   swept_ns_ = frontier_ns;
-  const std::size_t devices = stream_->devices.size();
-  const auto bit = [](std::size_t t) {  // track t's state bit: host tracks above the device's three (AddStateTime)
-    return t < kCompute ? 1u << (kDeviceTracks + t) : 1u << ((t - kCompute) % kDeviceTracks);
-  };
-  // The tracks with segments before the frontier, each at its next change; a
-  // track whose last segment closed leaves the list.
-  unsigned host_open = 0;
-  device_states_.assign(devices, 0);
-  active_.clear();
-  for (std::size_t t = 0; t < open_.size(); ++t) {
-    TrackTime& track = open_[t];
-    track.Finish();
-    if (track.segments.empty() || track.segments.front().start_ns >= frontier_ns) continue;
-    const TrackTime::Segment* first = &track.segments.front();
-    const TrackTime::Segment* end = std::partition_point(
-        first, first + track.segments.size(),
-        [frontier_ns](const TrackTime::Segment& segment) { return segment.start_ns < frontier_ns; });
-    unsigned* state = t < kCompute ? &host_open : &device_states_[(t - kCompute) / kDeviceTracks];
-    active_.push_back(TrackCursor{first, end, first->start_ns, state, bit(t)});
-  }
-  state_ns_.assign(devices, {});
-  std::int64_t previous = INT64_MIN;
-  while (!active_.empty()) {
-    std::int64_t now = INT64_MAX;
-    for (const TrackCursor& c : active_) now = std::min(now, c.next_ns);
-    if (previous != INT64_MIN) {
-      for (std::size_t d = 0; d < devices; ++d) state_ns_[d][host_open | device_states_[d]] += now - previous;
-    }
-    previous = now;
-    for (std::size_t i = 0; i < active_.size();) {
-      TrackCursor& c = active_[i];
-      if (c.next_ns != now) {
-        ++i;
-        continue;
+  for (TrackTime& track : open_) track.BeginSweep(frontier_ns);
+  for (std::size_t d = 0; d < stream_->devices.size(); ++d) {
+    // The tracks with segments before the frontier, each at its next change.
+    // No branch on which changes (a guess missed at every other change):
+    // every cursor compares with the time and moves by the result.
+    std::array<TrackCursor, kCompute + kDeviceTracks> cursors;
+    std::size_t n = 0;
+    const auto add = [&](std::size_t t, unsigned bit) {
+      const TrackTime& track = open_[t];
+      if (track.swept == 0) return;
+      const TrackTime::Segment* first = &track.segments.front();
+      cursors[n++] = TrackCursor{first, first->start_ns, bit, 0};
+    };
+    for (std::size_t t = 0; t < kCompute; ++t) add(t, 1u << (kDeviceTracks + t));  // host tracks above the device's
+    for (std::size_t t = 0; t < kDeviceTracks; ++t) add(kCompute + kDeviceTracks * d + t, 1u << t);
+    if (n == 0) continue;
+    state_ns_.fill(0);
+    unsigned state = 0;
+    std::int64_t previous = INT64_MAX;
+    for (std::size_t i = 0; i < n; ++i) previous = std::min(previous, cursors[i].next_ns);
+    for (;;) {
+      std::int64_t now = INT64_MAX;
+      for (std::size_t i = 0; i < n; ++i) now = std::min(now, cursors[i].next_ns);
+      if (now == INT64_MAX) break;  // every cursor is on its track's end mark
+      state_ns_[state] += now - previous;
+      previous = now;
+      for (std::size_t i = 0; i < n; ++i) {
+        TrackCursor& c = cursors[i];
+        const unsigned hit = c.next_ns == now ? 1u : 0u;
+        state ^= c.bit & (0u - hit);
+        c.open ^= hit;
+        c.at += hit & (c.open ^ 1u);  // closed: on to the next segment
+        const std::int64_t start = c.at->start_ns;
+        const std::int64_t end = c.at->end_ns;
+        c.next_ns = c.open != 0 ? end : start;
       }
-      *c.state ^= c.bit;
-      if ((*c.state & c.bit) != 0) {  // opened: it closes at the segment's end or the frontier
-        c.next_ns = std::min(c.at->end_ns, frontier_ns);
-      } else if (++c.at != c.end) {
-        c.next_ns = c.at->start_ns;
-      } else {
-        c = active_.back();  // done; the track moved here is looked at next
-        active_.pop_back();
-        continue;
-      }
-      ++i;
+    }
+    for (unsigned st = 0; st < kStates; ++st) {
+      if (state_ns_[st] != 0) AddStateTime(st, state_ns_[st], &stream_->devices[d]);
     }
   }
-  for (std::size_t d = 0; d < devices; ++d) {
-    for (unsigned state = 0; state < kStates; ++state) {
-      if (state_ns_[d][state] != 0) AddStateTime(state, state_ns_[d][state], &stream_->devices[d]);
-    }
-  }
-  // Each track keeps its segments from the frontier on (the one across it cut there).
-  for (TrackTime& track : open_) {
-    std::size_t done = 0;
-    while (done < track.segments.size() && track.segments[done].start_ns < frontier_ns) ++done;
-    if (done > 0 && track.segments[done - 1].end_ns > frontier_ns) {
-      track.segments[--done].start_ns = frontier_ns;
-    }
-    track.segments.pop_front(done);
-  }
+  for (TrackTime& track : open_) track.EndSweep(frontier_ns);
 }
 
 void GpuIdleBreakdown::TrackTime::Finish() {
@@ -282,6 +263,43 @@ void GpuIdleBreakdown::TrackTime::Finish() {
   }
   segments.resize(united);
   sorted = true;
+}
+
+void GpuIdleBreakdown::TrackTime::BeginSweep(std::int64_t frontier_ns) {
+  Finish();
+  swept = static_cast<std::size_t>(
+      std::partition_point(segments.begin(), segments.end(),
+                           [frontier_ns](const Segment& segment) { return segment.start_ns < frontier_ns; }) -
+      segments.begin());
+  if (swept == 0) return;
+  Segment& last = segments[swept - 1];
+  cut = last.end_ns > frontier_ns;
+  if (cut) {
+    cut_end_ns = last.end_ns;
+    last.end_ns = frontier_ns;
+  }
+  // The end mark: a segment that never starts.
+  end_mark_added = swept == segments.size();
+  if (end_mark_added) {
+    Segment& mark = segments.emplace_back();
+    mark.start_ns = mark.end_ns = INT64_MAX;
+  } else {
+    next_start_ns = segments[swept].start_ns;
+    segments[swept].start_ns = INT64_MAX;
+  }
+}
+
+void GpuIdleBreakdown::TrackTime::EndSweep(std::int64_t frontier_ns) {
+  if (swept == 0) return;
+  if (end_mark_added) {
+    segments.resize(swept);
+  } else {
+    segments[swept].start_ns = next_start_ns;
+  }
+  std::size_t done = swept;
+  if (cut) segments[--done] = Segment{frontier_ns, cut_end_ns};
+  segments.pop_front(done);
+  swept = 0;
 }
 
 void GpuIdleBreakdown::AddStateTime(unsigned state, std::int64_t length, GpuIdleTotals* totals) {

@@ -112,16 +112,28 @@ class GpuIdleBreakdown {
       added.start_ns = start_ns;
       added.end_ns = end_ns;
     }
+    // Sorts and unites the segments if they are out of order.
     void Finish();
+    // Readies the segments before the frontier for a walk (`swept` of them,
+    // maybe 0): the one across it ends there, and an end mark follows them
+    // (a segment starting at INT64_MAX, in place of the next one's start or
+    // added). EndSweep puts back what it changed and drops what was swept,
+    // but for the part of the one across the frontier after it.
+    void BeginSweep(std::int64_t frontier_ns);
+    void EndSweep(std::int64_t frontier_ns);
+    std::size_t swept = 0;
+    bool cut = false;  // BeginSweep's: the last segment swept ended at cut_end_ns
+    std::int64_t cut_end_ns = 0;
+    bool end_mark_added = false;  // or the next segment started at next_start_ns
+    std::int64_t next_start_ns = 0;
   };
-  // A track in the sweep: its next segment, the time it next opens or closes,
-  // and its bit in the state word it belongs to (the host's or a device's).
+  // A track in a device's sweep: its segment, the time it next opens or
+  // closes, its bit in the state (AddStateTime) and whether it is open (0/1).
   struct TrackCursor {
     const TrackTime::Segment* at;
-    const TrackTime::Segment* end;
     std::int64_t next_ns;
-    unsigned* state;
     unsigned bit;
+    unsigned open;
   };
 
   void Add(std::int64_t start_ns, std::int64_t end_ns, Track track, std::uint32_t device = 0);
@@ -153,12 +165,9 @@ class GpuIdleBreakdown {
   // The end of every pending interval (in no order): how many are pending
   // and, for the bound, which half ends first.
   std::vector<std::int64_t> pending_ends_;
-  // SweepTo's, reused: the tracks being swept, each device's open tracks and
-  // the time spent in each state (AddStateTime).
+  // SweepTo's, reused: a device's time in each state (AddStateTime).
   static constexpr unsigned kStates = 1u << (kCompute + kDeviceTracks);
-  std::vector<TrackCursor> active_;
-  std::vector<unsigned> device_states_;
-  std::vector<std::array<std::int64_t, kStates>> state_ns_;
+  std::array<std::int64_t, kStates> state_ns_{};
   std::int64_t swept_ns_ = INT64_MIN;
   std::int64_t newest_ns_ = INT64_MIN;
   std::int64_t longest_step_ns_ = 0;
