@@ -6,17 +6,6 @@
 
 namespace smprof::analysis {
 
-namespace {
-int BitLength(std::uint64_t v) { return v == 0 ? 0 : 64 - __builtin_clzll(v); }
-}  // namespace
-
-int LogHistogram::BucketIndex(std::int64_t value) {
-  if (value < kExactBelow) return static_cast<int>(std::max<std::int64_t>(value, 0));
-  const int exponent = BitLength(static_cast<std::uint64_t>(value)) - 1;  // >= kSubBits + 1
-  const int sub = static_cast<int>((value >> (exponent - kSubBits)) & ((1 << kSubBits) - 1));
-  return static_cast<int>(kExactBelow) + (exponent - kSubBits - 1) * (1 << kSubBits) + sub;
-}
-
 std::int64_t LogHistogram::BucketLow(int index) {
   if (index < kExactBelow) return index;
   const int octave = (index - static_cast<int>(kExactBelow)) >> kSubBits;
@@ -29,17 +18,6 @@ std::int64_t LogHistogram::BucketWidth(int index) {
   if (index < kExactBelow) return 1;
   const int octave = (index - static_cast<int>(kExactBelow)) >> kSubBits;
   return std::int64_t{1} << (octave + 1);
-}
-
-void LogHistogram::Add(std::int64_t value) {
-  value = std::max<std::int64_t>(value, 0);
-  const int index = BucketIndex(value);
-  if (static_cast<std::size_t>(index) >= counts_.size()) counts_.resize(index + 1, 0);
-  ++counts_[index];
-  min_ = count_ ? std::min(min_, value) : value;
-  max_ = count_ ? std::max(max_, value) : value;
-  ++count_;
-  total_ += value;
 }
 
 void LogHistogram::Merge(const LogHistogram& other) {

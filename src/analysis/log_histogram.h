@@ -7,6 +7,7 @@
 // 1/32 relative error. count, total, min and max are exact.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -19,7 +20,17 @@ class LogHistogram {
   static constexpr int kSubBits = 4;
   static constexpr std::int64_t kExactBelow = std::int64_t{2} << kSubBits;  // 32
 
-  void Add(std::int64_t value);
+  // (Inline: one per kernel in the summary.)
+  void Add(std::int64_t value) {
+    value = std::max<std::int64_t>(value, 0);
+    const auto index = static_cast<std::size_t>(BucketIndex(value));
+    if (index >= counts_.size()) counts_.resize(index + 1, 0);
+    ++counts_[index];
+    min_ = count_ ? std::min(min_, value) : value;
+    max_ = count_ ? std::max(max_, value) : value;
+    ++count_;
+    total_ += value;
+  }
   void Merge(const LogHistogram& other);
   // The partial-summary codec: Save writes the state, MergeFrom merges a saved one in.
   void Save(PartialEncoder& out) const;
@@ -40,7 +51,12 @@ class LogHistogram {
   };
   std::vector<Bucket> NonEmptyBuckets() const;
 
-  static int BucketIndex(std::int64_t value);
+  static int BucketIndex(std::int64_t value) {
+    if (value < kExactBelow) return static_cast<int>(std::max<std::int64_t>(value, 0));
+    const int exponent = 63 - __builtin_clzll(static_cast<std::uint64_t>(value));  // >= kSubBits + 1
+    const int sub = static_cast<int>((value >> (exponent - kSubBits)) & ((1 << kSubBits) - 1));
+    return static_cast<int>(kExactBelow) + (exponent - kSubBits - 1) * (1 << kSubBits) + sub;
+  }
   static std::int64_t BucketLow(int index);
   static std::int64_t BucketWidth(int index);
 
