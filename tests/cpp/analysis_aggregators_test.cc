@@ -370,6 +370,30 @@ TEST(OpenRanges, ASlidingWindowAnswersAsASearchOfTheRangesKept) {
   }
 }
 
+TEST(OpenRanges, ASlidingWindowOfNestedRangesLongerThanTheRing) {
+  // About each range inside the one before (ends decrease; every 7th ends
+  // after the 5 before it, so its link is a candidate below the top), 100
+  // kept: the link candidates pile up past the ring's size, the forgotten
+  // ones are dropped from them and the kept ones must stay.
+  OpenRanges<int> search;
+  std::deque<TestRange> kept;
+  std::mt19937_64 random(11);
+  for (int step = 0; step < 30000; ++step) {
+    const std::int64_t start = step;
+    const std::int64_t end = 1'000'000'000 - std::int64_t{step} * 1000 + (step % 7 == 6 ? 5500 : 0);
+    kept.push_back({start, end, 0, step});
+    search.Add(start, end, 0, step);
+    if (kept.size() > 100) {
+      kept.pop_front();
+      search.PopFront();
+    }
+    search.Prepare();
+    const std::int64_t t = kept[random() % kept.size()].end - 1 - static_cast<std::int64_t>(random() % 2000);
+    ASSERT_EQ(IdOrNone(search.InnermostOpenAt(t)), InnermostByScan({kept.begin(), kept.end()}, t))
+        << "step " << step << " t " << t;
+  }
+}
+
 TEST(OpenRanges, RangesArrivingOutOfOrderAreSearchedInStartOrder) {
   // Arrivals about in start order: neighbours swapped now and then, ranges
   // starting together at different depths, so the window goes from sorted to
