@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -77,7 +78,8 @@ class IdWindowMap {
     if (slot.used && slot.id == id) {
       if (value != nullptr) *value = std::move(slot.value);
       slot.used = false;
-      slot.value = Value{};
+      // (A trivial value stays as it is: FindOrAdd sets a slot whole.)
+      if constexpr (!std::is_trivially_destructible_v<Value>) slot.value = Value{};
       --size_;
       return true;
     }
