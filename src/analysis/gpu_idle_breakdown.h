@@ -108,7 +108,7 @@ class GpuIdleBreakdown {
         }
         if (start_ns < last.start_ns) sorted = false;
       }
-      Segment& added = segments.emplace_back();
+      Segment& added = segments.emplace_back();  // field by field: a braced Segment went through the stack
       added.start_ns = start_ns;
       added.end_ns = end_ns;
     }
