@@ -203,18 +203,19 @@ void GpuIdleBreakdown::SweepTo(std::int64_t frontier_ns) {
                                      [frontier_ns](std::int64_t end) { return end <= frontier_ns; }),
                       pending_ends_.end());
   swept_ns_ = frontier_ns;
-  for (TrackTime& track : open_) track.BeginSweep(frontier_ns);
+  walks_.resize(open_.size());
+  for (std::size_t t = 0; t < open_.size(); ++t) open_[t].BeginSweep(frontier_ns, &walks_[t]);
   for (std::size_t d = 0; d < stream_->devices.size(); ++d) {
     // The tracks with segments before the frontier, each at its next change.
     // No branch on which changes (a guess missed at every other change):
-    // every cursor compares with the time and moves by the result.
+    // every cursor compares with the time and moves by the result, and the
+    // segment after its own is loaded ahead, out of the way of the next time.
     std::array<TrackCursor, kCompute + kDeviceTracks> cursors;
     std::size_t n = 0;
     const auto add = [&](std::size_t t, unsigned bit) {
-      const TrackTime& track = open_[t];
-      if (track.swept == 0) return;
-      const TrackTime::Segment* first = &track.segments.front();
-      cursors[n++] = TrackCursor{first, first->start_ns, bit, 0};
+      if (open_[t].swept == 0) return;
+      const TrackTime::Segment* first = walks_[t].data();
+      cursors[n++] = TrackCursor{first, first[0], first[1], first[0].start_ns, bit, 0};
     };
     for (std::size_t t = 0; t < kCompute; ++t) add(t, 1u << (kDeviceTracks + t));  // host tracks above the device's
     for (std::size_t t = 0; t < kDeviceTracks; ++t) add(kCompute + kDeviceTracks * d + t, 1u << t);
@@ -226,7 +227,7 @@ void GpuIdleBreakdown::SweepTo(std::int64_t frontier_ns) {
     for (;;) {
       std::int64_t now = INT64_MAX;
       for (std::size_t i = 0; i < n; ++i) now = std::min(now, cursors[i].next_ns);
-      if (now == INT64_MAX) break;  // every cursor is on its track's end mark
+      if (now == INT64_MAX) break;  // every cursor is on its walk's end mark
       state_ns_[state] += now - previous;
       previous = now;
       for (std::size_t i = 0; i < n; ++i) {
@@ -234,10 +235,11 @@ void GpuIdleBreakdown::SweepTo(std::int64_t frontier_ns) {
         const unsigned hit = c.next_ns == now ? 1u : 0u;
         state ^= c.bit & (0u - hit);
         c.open ^= hit;
-        c.at += hit & (c.open ^ 1u);  // closed: on to the next segment
-        const std::int64_t start = c.at->start_ns;
-        const std::int64_t end = c.at->end_ns;
-        c.next_ns = c.open != 0 ? end : start;
+        const unsigned advance = hit & (c.open ^ 1u);  // closed: on to the next segment
+        c.at += advance;
+        c.segment = advance != 0 ? c.next : c.segment;
+        c.next = c.at[1];
+        c.next_ns = c.open != 0 ? c.segment.end_ns : c.segment.start_ns;
       }
     }
     for (unsigned st = 0; st < kStates; ++st) {
@@ -265,39 +267,22 @@ void GpuIdleBreakdown::TrackTime::Finish() {
   sorted = true;
 }
 
-void GpuIdleBreakdown::TrackTime::BeginSweep(std::int64_t frontier_ns) {
+void GpuIdleBreakdown::TrackTime::BeginSweep(std::int64_t frontier_ns, std::vector<Segment>* walk) {
   Finish();
   swept = static_cast<std::size_t>(
       std::partition_point(segments.begin(), segments.end(),
                            [frontier_ns](const Segment& segment) { return segment.start_ns < frontier_ns; }) -
       segments.begin());
-  if (swept == 0) return;
-  Segment& last = segments[swept - 1];
-  cut = last.end_ns > frontier_ns;
-  if (cut) {
-    cut_end_ns = last.end_ns;
-    last.end_ns = frontier_ns;
-  }
-  // The end mark: a segment that never starts.
-  end_mark_added = swept == segments.size();
-  if (end_mark_added) {
-    Segment& mark = segments.emplace_back();
-    mark.start_ns = mark.end_ns = INT64_MAX;
-  } else {
-    next_start_ns = segments[swept].start_ns;
-    segments[swept].start_ns = INT64_MAX;
-  }
+  walk->assign(segments.begin(), segments.begin() + static_cast<std::ptrdiff_t>(swept));
+  if (swept > 0) walk->back().end_ns = std::min(walk->back().end_ns, frontier_ns);
+  // Two end marks, segments that never start: a cursor on the first still loads the one after.
+  walk->insert(walk->end(), 2, Segment{INT64_MAX, INT64_MAX});
 }
 
 void GpuIdleBreakdown::TrackTime::EndSweep(std::int64_t frontier_ns) {
   if (swept == 0) return;
-  if (end_mark_added) {
-    segments.resize(swept);
-  } else {
-    segments[swept].start_ns = next_start_ns;
-  }
   std::size_t done = swept;
-  if (cut) segments[--done] = Segment{frontier_ns, cut_end_ns};
+  if (segments[done - 1].end_ns > frontier_ns) segments[--done].start_ns = frontier_ns;  // kept from the frontier on
   segments.pop_front(done);
   swept = 0;
 }

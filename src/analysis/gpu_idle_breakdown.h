@@ -114,23 +114,21 @@ class GpuIdleBreakdown {
     }
     // Sorts and unites the segments if they are out of order.
     void Finish();
-    // Readies the segments before the frontier for a walk (`swept` of them,
-    // maybe 0): the one across it ends there, and an end mark follows them
-    // (a segment starting at INT64_MAX, in place of the next one's start or
-    // added). EndSweep puts back what it changed and drops what was swept,
-    // but for the part of the one across the frontier after it.
-    void BeginSweep(std::int64_t frontier_ns);
+    // Copies the segments before the frontier to `walk` (`swept` of them,
+    // maybe 0), the one across it ended there, then two end marks. EndSweep
+    // drops what was swept but for the part of the one across the frontier
+    // after it.
+    void BeginSweep(std::int64_t frontier_ns, std::vector<Segment>* walk);
     void EndSweep(std::int64_t frontier_ns);
     std::size_t swept = 0;
-    bool cut = false;  // BeginSweep's: the last segment swept ended at cut_end_ns
-    std::int64_t cut_end_ns = 0;
-    bool end_mark_added = false;  // or the next segment started at next_start_ns
-    std::int64_t next_start_ns = 0;
   };
-  // A track in a device's sweep: its segment, the time it next opens or
-  // closes, its bit in the state (AddStateTime) and whether it is open (0/1).
+  // A track in a device's sweep: its segment in the walk and that segment's
+  // and the next one's times, the time it next opens or closes, its bit in
+  // the state (AddStateTime) and whether it is open (0/1).
   struct TrackCursor {
     const TrackTime::Segment* at;
+    TrackTime::Segment segment;
+    TrackTime::Segment next;
     std::int64_t next_ns;
     unsigned bit;
     unsigned open;
@@ -165,7 +163,9 @@ class GpuIdleBreakdown {
   // The end of every pending interval (in no order): how many are pending
   // and, for the bound, which half ends first.
   std::vector<std::int64_t> pending_ends_;
-  // SweepTo's, reused: a device's time in each state (AddStateTime).
+  // SweepTo's, reused: each track's segments to sweep and a device's time in
+  // each state (AddStateTime).
+  std::vector<std::vector<TrackTime::Segment>> walks_;
   static constexpr unsigned kStates = 1u << (kCompute + kDeviceTracks);
   std::array<std::int64_t, kStates> state_ns_{};
   std::int64_t swept_ns_ = INT64_MIN;
