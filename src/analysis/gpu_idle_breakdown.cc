@@ -11,7 +11,7 @@ namespace smprof::analysis {
 
 namespace {
 
-// Sweeps wait for this many pending intervals, so each sorts a batch.
+// Sweeps wait for this many pending intervals, so each walks a batch (a sweep also costs per track).
 constexpr std::size_t kSweepBatch = 4096;
 
 // (A compare of the prefix's length, known where it is inlined: no call to memcmp per GPU row.)

@@ -68,11 +68,14 @@ void StepProfile::AddFrame(const std::vector<internal::AnnotationRow>& annotatio
   // open wait.
   frame_steps_.clear();
   std::size_t closed = 0;
+  const auto close_next = [&] {
+    const internal::AnnotationRow& step = *frame_steps_[closed++];
+    CloseStep(step, frame_names_[step.name_index], wall_offset_ns);
+  };
   for (const auto& row : annotations) {
     while (closed < frame_steps_.size() &&
            row.start_ns >= frame_steps_[closed]->start_ns + frame_steps_[closed]->dur_ns) {
-      CloseStep(*frame_steps_[closed], frame_names_[frame_steps_[closed]->name_index], wall_offset_ns);
-      ++closed;
+      close_next();
     }
     if (row.name_index >= frame_names_.size()) frame_names_.resize(row.name_index + 1, nullptr);
     const Name*& name = frame_names_[row.name_index];
@@ -88,9 +91,7 @@ void StepProfile::AddFrame(const std::vector<internal::AnnotationRow>& annotatio
     stream_->pending.push_back(
         {name, row.start_ns + wall_offset_ns, row.start_ns + row.dur_ns + wall_offset_ns, row.tid, row.depth});
   }
-  for (; closed < frame_steps_.size(); ++closed) {
-    CloseStep(*frame_steps_[closed], frame_names_[frame_steps_[closed]->name_index], wall_offset_ns);
-  }
+  while (closed < frame_steps_.size()) close_next();
 }
 
 void StepProfile::AddTo(CounterSum* sums, const Sample& sample) {

@@ -165,10 +165,12 @@ TEST(GpuIdleBreakdown, MatchesBruteForceAcrossBatches) {
   EXPECT_GT(got.idle_ns(), 0);
 }
 
-TEST(GpuIdleBreakdown, LateIntervalsCountOnlyAfterTheFrontier) {
+// Copies [10 i, 10 i + 5) for i below 5,000 in one frame, then `late` in the next, with no reorder
+// window (the frontier follows the newest start, or the bound's half that ends first).
+GpuIdleBreakdown AfterALateCopy(std::size_t max_pending, const Item& late) {
   SummaryOptions options;
   options.reorder_window_ns = 0;
-  options.max_pending = 8;  // forces a sweep of the older half once more wait
+  options.max_pending = max_pending;
   GpuIdleBreakdown breakdown(options);
   ProcessStream stream;
   breakdown.BeginStream(stream);
@@ -178,28 +180,22 @@ TEST(GpuIdleBreakdown, LateIntervalsCountOnlyAfterTheFrontier) {
   for (std::int64_t i = 0; i < 5'000; ++i) AddToFrame({i * 10, i * 10 + 5, kCopy}, &frame);
   breakdown.AddFrame(file, frame);
   frame.gpu.clear();
-  AddToFrame({0, 100, kCopy}, &frame);  // long before the frontier
+  AddToFrame(late, &frame);
   breakdown.AddFrame(file, frame);
   breakdown.EndStream();
+  return breakdown;
+}
+
+TEST(GpuIdleBreakdown, LateIntervalsCountOnlyAfterTheFrontier) {
+  // max_pending 8 forces a sweep of the older half once more wait; the late copy is long before the frontier.
+  const GpuIdleBreakdown breakdown = AfterALateCopy(8, {0, 100, kCopy});
   EXPECT_EQ(breakdown.late_intervals(), 1u);
   EXPECT_EQ(breakdown.total().copy_ns, 5'000 * 5);
 }
 
 TEST(GpuIdleBreakdown, LateIntervalAcrossTheFrontierCountsFromIt) {
-  SummaryOptions options;
-  options.reorder_window_ns = 0;  // the frontier follows the newest start: 49,990 after the first frame
-  GpuIdleBreakdown breakdown(options);
-  ProcessStream stream;
-  breakdown.BeginStream(stream);
-  TraceFileEntry file;
-  internal::FrameRows frame;
-  frame.has_gpu = true;
-  for (std::int64_t i = 0; i < 5'000; ++i) AddToFrame({i * 10, i * 10 + 5, kCopy}, &frame);
-  breakdown.AddFrame(file, frame);
-  frame.gpu.clear();
-  AddToFrame({0, 60'000, kCopy}, &frame);  // late, and past the frontier
-  breakdown.AddFrame(file, frame);
-  breakdown.EndStream();
+  // The frontier is 49,990 after the first frame; the late copy reaches past it.
+  const GpuIdleBreakdown breakdown = AfterALateCopy(SummaryOptions().max_pending, {0, 60'000, kCopy});
   EXPECT_EQ(breakdown.late_intervals(), 1u);
   // The 4,999 copies swept before it, then its part after the frontier (which covers the last copy).
   EXPECT_EQ(breakdown.total().copy_ns, 4'999 * 5 + (60'000 - 49'990));
