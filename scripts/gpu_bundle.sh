@@ -11,7 +11,9 @@
 #   OUT/bin/cuda_app    examples/cuda as a fat binary for sm_80 and sm_90
 #       (RPATH to the package); it loads libcudart and cuBLAS from PyTorch's
 #       CUDA wheels there
-#   OUT/scripts/        gpu_check.sh and gpu_check_trace.py
+#   OUT/scripts/        gpu_check.sh, gpu_check_trace.py, gpu_probe.py (issue 33's
+#       scenarios) and gpu_device_run.sh (the probe and the check in one
+#       device call: bash OUT/scripts/gpu_device_run.sh)
 #   OUT/BUNDLE.txt      what was built, from which commit
 #
 # Needs the CUDA toolkit (nvcc, CUPTI headers) and the Pythons' headers: each
@@ -106,7 +108,8 @@ app="$(bash "$root/examples/cuda/build.sh" "$first_build" "$work/cuda" "80;90")"
 cp "$app" "$out/bin/cuda_app"
 patchelf --set-rpath '$ORIGIN/../python/smppy' "$out/bin/cuda_app"
 
-cp "$root/scripts/gpu_check.sh" "$root/scripts/gpu_check_trace.py" "$out/scripts/"
+cp "$root/scripts/gpu_check.sh" "$root/scripts/gpu_check_trace.py" "$root/scripts/gpu_probe.py" \
+  "$root/scripts/gpu_device_run.sh" "$out/scripts/"
 {
   echo "commit: $(git -C "$root" rev-parse HEAD 2> /dev/null || echo unknown)"
   echo "built: $(date -u +%FT%TZ) on $(uname -m)"

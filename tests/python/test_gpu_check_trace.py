@@ -194,6 +194,17 @@ def test_backward_kernels_outside_backward_fail_their_row(tmp_path: Path) -> Non
     assert any("launched inside 'Backward'" in line and line.endswith("0/20") for line in failed), proc.stdout
 
 
+def test_without_the_apps_truth_the_torch_rows_still_run_and_one_row_fails(tmp_path: Path) -> None:
+    # gpu_check.sh goes on to the PyTorch part when examples/cuda cannot start,
+    # and passes why instead of the truth JSON.
+    write_app_trace(tmp_path)
+    proc = check(Path("cuda_app exited with 127"), "--torch", str(write_torch_traces(tmp_path)))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    failed = [line for line in proc.stdout.splitlines() if line.startswith("FAIL")]
+    assert len(failed) == 1 and "cuda_app exited with 127" in failed[0], proc.stdout
+    assert "PASS  torch: stop without sync keeps every queued kernel" in proc.stdout, proc.stdout
+
+
 def test_gpu_check_without_a_gpu_exits_2_and_says_so(tmp_path: Path) -> None:
     bundle = tmp_path / "bundle"
     bundle.mkdir()
