@@ -67,6 +67,9 @@ done
 
 step "staging the package"
 cp "$first_build/libsmprof.so" "$out/python/smppy/"
+# ... and under its soname, which bin/cuda_app needs (NEEDED libsmprof.so.0).
+soname="$(readelf -d "$first_build/libsmprof.so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')"
+[ -z "$soname" ] || [ "$soname" = libsmprof.so ] || cp "$first_build/libsmprof.so" "$out/python/smppy/$soname"
 find "$root/python/smppy" -maxdepth 1 -type f ! -name '*.so' -exec cp {} "$out/python/smppy/" \;
 cp -r "$root/python/smprof" "$out/python/smprof"
 find "$out/python" -name __pycache__ -prune -exec rm -rf {} +

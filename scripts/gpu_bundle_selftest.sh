@@ -8,7 +8,7 @@
 # machine's protobuf, zstd and libpfm libraries are hidden. There, in a fresh
 # venv (--system-site-packages, for torch), smppy imports from the bundle and
 # profiles a short CPU training loop whose trace is read back; every other
-# Python the bundle was built for imports it; and scripts/gpu_check.sh
+# Python the bundle was built for imports it; bin/cuda_app finds libsmprof; and scripts/gpu_check.sh
 # --bundle exits 2 with "no GPU here". Exit status 0 when all of that holds.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -71,7 +71,9 @@ done
 
 mkdir "$tmp/traces" "$tmp/out"
 set +e
-unshare -m sh -c "$mounts cd $tmp && $others \
+# bin/cuda_app finds libsmprof in the bundle (its CUDA libraries come from torch's wheels there).
+app_libs="if ldd $tmp/bundle/bin/cuda_app | grep 'libsmprof.*not found'; then echo 'gpu_bundle_selftest: cuda_app cannot load libsmprof'; exit 1; fi"
+unshare -m sh -c "$mounts cd $tmp && $app_libs && $others \
   PYTHONPATH=$tmp/bundle/python $tmp/venv/bin/python $tmp/cpu_loop.py $tmp/bundle $tmp/traces && \
   { OUT=$tmp/out bash $tmp/bundle/scripts/gpu_check.sh --bundle $tmp/bundle; status=\$?; \
     [ \$status = 2 ] || { echo \"gpu_bundle_selftest: gpu_check.sh exited \$status, not 2\"; exit 1; }; }"
