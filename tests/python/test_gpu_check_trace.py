@@ -13,8 +13,9 @@ from pathlib import Path
 import synthetic_trace as st
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "gpu_check_trace.py"
-SCALE = "smprof_scale(float*, int, int)"
-ADD = "smprof_add(const float*, float*, int, int)"
+# As CUPTI names examples/cuda's kernels on a GPU (an H200, 2026-12-04).
+SCALE = "(anonymous namespace)::smprof_scale(float*, int, int)"
+ADD = "(anonymous namespace)::smprof_add(float const*, float*, int, int)"
 TID = 4242
 
 
