@@ -17,7 +17,7 @@
 # Artifacts (traces, truth, logs) go to $OUT (default: a new temp dir).
 # PYTHON names the interpreter with torch (default: python3).
 # Exit status: 0 all passed, 1 a check failed, 2 no GPU here (nothing checked).
-# With a bundle it should take a minute or two (not yet timed on a GPU), and
+# With a bundle it takes about 20 s (an H200, 2026-12-04; docs/GPU.md), and
 # at most about 6: each run has a time limit (150 s for examples/cuda, 200 s
 # for PyTorch). Building first adds 2-4 minutes.
 set -uo pipefail
