@@ -3,10 +3,14 @@
 #include "collectors/cpu/cpu_sampler.h"
 
 #include <gtest/gtest.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <map>
+#include <vector>
 
+#include "collectors/cpu/proc_stat.h"
 #include "smprof/annotate.h"
 
 namespace smprof::internal {
@@ -20,17 +24,35 @@ std::map<std::string, std::vector<double>> ByName(CounterBuffer& buffer) {
   return out;
 }
 
+// Keeps this thread busy for `cpu_ms` of its own CPU time. A fixed number of
+// iterations may pass within one of /proc's 10 ms ticks on a fast CPU.
+void BusyFor(int cpu_ms) {
+  auto thread_cpu_ns = [] {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+  };
+  const std::int64_t end = thread_cpu_ns() + std::int64_t{cpu_ms} * 1'000'000;
+  volatile double sink = 0;
+  while (thread_cpu_ns() < end) {
+    for (int i = 0; i < 10000; ++i) sink = sink + i;
+  }
+}
+
 TEST(CpuSampler, TwoPassesGiveEveryCoreAndProcessCounter) {
   CounterBuffer buffer(1 << 16);
   CpuSampler sampler(CpuSamplerOptions{100, 3600, 0, false, {}}, &buffer);
+  // The CPUs /proc/stat lists (the online ones: not every configured CPU is).
+  std::vector<int> cpus = {-1};
+  for (const CpuTimes& times : ParseProcStat(ReadProcFile("/proc/stat"))) {
+    if (times.cpu >= 0) cpus.push_back(times.cpu);
+  }
   sampler.SampleOnce(NowNs());
-  volatile double sink = 0;
-  for (int i = 0; i < 20000000; ++i) sink = sink + i;  // let CPU time pass
+  BusyFor(100);  // let CPU time pass
   sampler.SampleOnce(NowNs());
   const auto counters = ByName(buffer);
 
-  const long cores = sysconf(_SC_NPROCESSORS_CONF);
-  for (long cpu = -1; cpu < cores; ++cpu) {
+  for (int cpu : cpus) {
     const std::string prefix = cpu < 0 ? "cpu." : "cpu" + std::to_string(cpu) + ".";
     for (const char* share : {"utilization", "user", "system", "iowait", "idle"}) {
       const std::string name = prefix + share;

@@ -4,6 +4,12 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "collectors/cpu/perf_counters.h"
+
 namespace smprof::internal {
 namespace {
 
@@ -92,7 +98,14 @@ TEST(ProcStat, LiveFilesOfThisMachineParse) {
   const std::vector<CpuTimes> cpus = ParseProcStat(ReadProcFile("/proc/stat"));
   ASSERT_GE(cpus.size(), 2u);
   EXPECT_EQ(cpus[0].cpu, -1);
-  EXPECT_EQ(static_cast<long>(cpus.size()) - 1, sysconf(_SC_NPROCESSORS_CONF));
+  // One line per online CPU: fewer than the configured ones when some are offline.
+  std::vector<int> ids;
+  for (std::size_t i = 1; i < cpus.size(); ++i) ids.push_back(cpus[i].cpu);
+  EXPECT_LE(static_cast<long>(ids.size()), sysconf(_SC_NPROCESSORS_CONF));
+  std::string online_text;
+  std::getline(std::ifstream("/sys/devices/system/cpu/online"), online_text);
+  std::vector<int> online;
+  if (ParseCpuList(online_text, &online)) EXPECT_EQ(ids, online) << online_text;
   ProcessStat stat;
   ASSERT_TRUE(ParseProcessStat(ReadProcFile("/proc/self/stat"), &stat));
   EXPECT_GE(stat.threads, 1);
