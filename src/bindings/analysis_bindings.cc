@@ -33,22 +33,11 @@ SummaryOptions OptionsFrom(const std::string& step_pattern, const std::string& d
   SummaryOptions options;
   if (!step_pattern.empty()) options.step_pattern = step_pattern;
   if (!data_wait_pattern.empty()) options.data_wait_pattern = data_wait_pattern;
-  try {
-    std::regex check(options.data_wait_pattern, std::regex::ECMAScript);
-  } catch (const std::regex_error& e) {
-    throw py::value_error("data_wait_pattern: not a valid regular expression (" + std::string(e.what()) +
-                          "): " + options.data_wait_pattern);
-  }
-  if (top_k < 0) throw py::value_error("top_k: must be >= 0, got " + std::to_string(top_k));
-  if (max_buckets < 1) throw py::value_error("max_buckets: must be >= 1, got " + std::to_string(max_buckets));
-  if (reorder_window_ns < 0) throw py::value_error("reorder_window_ns: must be >= 0");
-  if (max_profiled_steps < 0) {
-    throw py::value_error("max_profiled_steps: must be >= 0, got " + std::to_string(max_profiled_steps));
-  }
   options.top_k = top_k;
   options.max_profiled_steps = max_profiled_steps;
   options.max_buckets = max_buckets;
   options.reorder_window_ns = reorder_window_ns;
+  if (const smprof::Status status = options.Validate(); !status.ok()) throw py::value_error(status.message());
   return options;
 }
 

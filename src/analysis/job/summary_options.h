@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <string>
 
+#include "smprof/status.h"
+
 namespace smprof::analysis {
 
 inline constexpr const char* kDefaultStepPattern = R"((?:ProfilerStep#|[Ss]tep[_# ]?|iteration[_ ]?)(\d*))";
@@ -21,6 +23,14 @@ struct SummaryOptions {
   std::size_t max_pending = std::size_t{1} << 16;  // GPU rows per GPU / ids per join and process
   // step_profile (docs/ANALYSIS.md): how many steps per process are kept one by one.
   std::int64_t max_profiled_steps = 200;  // ~60 KB of summary JSON per process (docs/ANALYSIS.md)
+
+  // Ok, or kInvalidArgument naming the first bad option and its valid values:
+  // the patterns must be ECMAScript regular expressions, top_k >= 0,
+  // max_buckets >= 1, reorder_window_ns >= 0, max_profiled_steps >= 0. What
+  // every caller checks before a summary (the Python binding raises
+  // ValueError with the message); the summary itself throws std::regex_error
+  // on a bad pattern.
+  Status Validate() const;
 };
 
 // A stream's wall-clock span so far; each metric extends it with the events it sees.
