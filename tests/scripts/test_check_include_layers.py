@@ -44,55 +44,47 @@ class CheckIncludeLayers(unittest.TestCase):
             (root / path).write_text(text)
         return root
 
+    def failures(self, extra):
+        """stderr of the check on the fake tree plus `extra`, which must fail."""
+        result = run(self.fake_tree(extra))
+        self.assertEqual(result.returncode, 1, result.stderr)
+        return result.stderr
+
     def test_a_tree_that_keeps_the_layers_passes(self):
         result = run(self.fake_tree({}))
         self.assertEqual(result.returncode, 0, result.stderr)
 
     def test_the_trace_including_a_producer_fails_naming_file_line_and_rule(self):
-        root = self.fake_tree({"src/trace/gpu_codec.h": '#pragma once\n#include "runtime/recorder.h"\n'})
-        result = run(root)
-        self.assertEqual(result.returncode, 1)
+        stderr = self.failures({"src/trace/gpu_codec.h": '#pragma once\n#include "runtime/recorder.h"\n'})
         self.assertIn(
-            'src/trace/gpu_codec.h:2: #include "runtime/recorder.h" (src/runtime/recorder.h)', result.stderr
+            'src/trace/gpu_codec.h:2: #include "runtime/recorder.h" (src/runtime/recorder.h)', stderr
         )
-        self.assertIn("src/trace may include only include/smprof, proto, src/trace", result.stderr)
-        self.assertEqual(result.stderr.count("breaks the layers"), 1)
+        self.assertIn("src/trace may include only include/smprof, proto, src/trace", stderr)
+        self.assertEqual(stderr.count("breaks the layers"), 1)
 
-    def test_siblings_may_not_include_each_other(self):
-        root = self.fake_tree(
-            {"src/analysis/summary/builder.h": '#pragma once\n#include "analysis/timeline/walker.h"\n'}
-        )
-        result = run(root)
-        self.assertEqual(result.returncode, 1)
-        self.assertIn("src/analysis/summary/builder.h:2:", result.stderr)
-        self.assertIn("src/analysis/summary may include only", result.stderr)
-
-    def test_analysis_may_not_include_the_runtime(self):
-        root = self.fake_tree({"src/analysis/base/fifo.h": '#pragma once\n#include "runtime/recorder.h"\n'})
-        result = run(root)
-        self.assertEqual(result.returncode, 1)
-        self.assertIn("src/analysis/base/fifo.h:2:", result.stderr)
-
-    def test_collectors_may_not_include_the_session(self):
-        root = self.fake_tree({"src/collectors/cpu/sampler.h": '#pragma once\n#include "session/drain.h"\n'})
-        result = run(root)
-        self.assertEqual(result.returncode, 1)
-        self.assertIn("src/collectors/cpu/sampler.h:2:", result.stderr)
-
-    def test_public_headers_may_not_include_the_schema(self):
-        root = self.fake_tree({"include/smprof/smprof.h": '#pragma once\n#include "smprof/trace.pb.h"\n'})
-        result = run(root)
-        self.assertEqual(result.returncode, 1)
-        self.assertIn("include/smprof/smprof.h:2:", result.stderr)
+    def test_each_rule_fails_on_its_violation(self):
+        violations = {
+            # siblings may not include each other
+            "src/analysis/summary/builder.h": '#include "analysis/timeline/walker.h"',
+            # analysis reads traces only
+            "src/analysis/base/fifo.h": '#include "runtime/recorder.h"',
+            # collectors never include the session
+            "src/collectors/cpu/sampler.h": '#include "session/drain.h"',
+            # the public headers never include the schema
+            "include/smprof/smprof.h": '#include "smprof/trace.pb.h"',
+        }
+        for path, line in violations.items():
+            with self.subTest(path=path):
+                stderr = self.failures({path: "#pragma once\n" + line + "\n"})
+                self.assertIn(f"{path}:2: {line}", stderr)
+                self.assertEqual(stderr.count("breaks the layers"), 1)
 
     def test_a_folder_without_a_rule_and_an_unknown_include_fail(self):
-        root = self.fake_tree(
+        stderr = self.failures(
             {"src/core/old.h": "#pragma once\n", "src/trace/lost.h": '#include "trace/gone.h"\n'}
         )
-        result = run(root)
-        self.assertEqual(result.returncode, 1)
-        self.assertIn("src/core/old.h:1: no layer rule covers this folder", result.stderr)
-        self.assertIn('src/trace/lost.h:1: #include "trace/gone.h" names no file', result.stderr)
+        self.assertIn("src/core/old.h:1: no layer rule covers this folder", stderr)
+        self.assertIn('src/trace/lost.h:1: #include "trace/gone.h" names no file', stderr)
 
     def test_the_repository_keeps_its_layers(self):
         result = run()
