@@ -4,7 +4,7 @@
 //
 // While CUDA collection runs, every SMPROF_ANNOTATE / `with annotate` scope
 // pushes its name on CUPTI's external-correlation stack and pops it at the
-// end (core/annotation_correlation.h). Cases, interleaved over repetitions,
+// end (runtime/annotation_correlation.h). Cases, interleaved over repetitions,
 // median ns per scope and the ratio to the baseline of the same run:
 //
 //   baseline      SMPROF_ANNOTATE, profiling, no CUDA collection
@@ -27,8 +27,8 @@
 
 #include "collectors/cuda/activity_decoder.h"
 #include "collectors/cuda/cupti_library.h"
-#include "core/annotation_correlation.h"
 #include "median.h"
+#include "runtime/annotation_correlation.h"
 #include "smprof/smprof.h"
 
 namespace {

@@ -23,9 +23,9 @@
 #include <vector>
 
 #include "collectors/cuda/activity_decoder.h"
-#include "core/name_table.h"
-#include "cupti_records.h"
+#include "runtime/name_table.h"
 #include "smprof/trace.pb.h"
+#include "support/cupti_records.h"
 #include "trace/file_format.h"
 #include "trace/gpu_codec.h"
 #include "trace/trace_writer.h"

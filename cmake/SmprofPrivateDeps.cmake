@@ -39,7 +39,7 @@ endif()
 # Debian compiles these archives as PIE, for executables. Two things in them
 # cannot go into a shared library, so the build links adapted copies:
 # - their direct reads of glibc's `stderr`/`stdout` are renamed to hidden
-#   pointers that src/core/archive_libc_streams.cc defines;
+#   pointers that src/session/archive_libc_streams.cc defines;
 # - protobuf's arena.o (local-exec TLS) is left out: smprof uses no arenas,
 #   and src/trace/protobuf_without_arenas.cc defines what the rest references.
 # (Their references to libstdc++ resolve inside: it is linked statically.)
@@ -72,7 +72,7 @@ if(_smprof_zstd_includes)
 endif()
 # What the adapted archives need from us, as object files so that every link
 # that uses an archive gets them whatever the order of the link line.
-add_library(smprof_archive_support OBJECT ${PROJECT_SOURCE_DIR}/src/core/archive_libc_streams.cc
+add_library(smprof_archive_support OBJECT ${PROJECT_SOURCE_DIR}/src/session/archive_libc_streams.cc
                                           ${PROJECT_SOURCE_DIR}/src/trace/protobuf_without_arenas.cc)
 set_target_properties(smprof_archive_support PROPERTIES POSITION_INDEPENDENT_CODE ON CXX_VISIBILITY_PRESET hidden)
 target_link_libraries(smprof_archive_support PRIVATE smprof_protobuf_lite)

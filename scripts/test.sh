@@ -9,10 +9,11 @@ bash scripts/install_deps.sh
 # The suite compiles the same sources in several trees: ccache shares the objects.
 export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache CCACHE_BASEDIR="$PWD"
 
-echo "== style: clang-format and ruff"
+echo "== style: clang-format and ruff; include layers"
 git ls-files -z -- '*.cc' '*.h' '*.c' | xargs -0 -r clang-format --dry-run --Werror
 ruff check python tests bench examples
 ruff format --check python tests bench examples
+python3 scripts/check_include_layers.py
 
 echo "== C++: build and GoogleTest"
 build=build/test

@@ -1,7 +1,7 @@
 """The decorator behind ``smppy.annotate``.
 
 ``annotate``, ``annotation_begin`` and ``annotation_end`` themselves are C
-(``src/python/annotate_type.cc``): no Python frame on the hot path.
+(``src/bindings/annotate_type.cc``): no Python frame on the hot path.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The timeline export (``smprof export --format chrome|perfetto``) written by worker processes of
 this machine: each writes the segments of a run of rank processes into a part file, and this process
-puts the file together from the parts (src/analysis/timeline_export.h): the same bytes as an export
+puts the file together from the parts (src/analysis/timeline/timeline_export.h): the same bytes as an export
 in one process, gzip included."""
 
 from __future__ import annotations

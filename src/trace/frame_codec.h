@@ -12,11 +12,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/chunk.h"
-#include "core/counter_buffer.h"
 #include "smprof/annotate.h"
 #include "smprof/status.h"
 #include "smprof/trace.pb.h"
+#include "trace/records.h"
 
 namespace smprof::internal {
 

@@ -11,10 +11,10 @@
 #include <utility>
 #include <vector>
 
-#include "collectors/cuda/gpu_record.h"
 #include "smprof/status.h"
 #include "smprof/trace.pb.h"
 #include "trace/frame_codec.h"
+#include "trace/records.h"
 
 namespace smprof::internal {
 

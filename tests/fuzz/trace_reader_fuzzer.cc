@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "frame_rows_compare.h"
+#include "support/frame_rows_compare.h"
 #include "trace/file_format.h"
 #include "trace/frame_codec.h"
 #include "trace/gpu_codec.h"

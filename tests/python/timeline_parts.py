@@ -1,4 +1,4 @@
-"""The timeline export written in parts and assembled (src/analysis/timeline_export.h), cut in
+"""The timeline export written in parts and assembled (src/analysis/timeline/timeline_export.h), cut in
 several ways, for comparison with the export in one process."""
 
 from __future__ import annotations

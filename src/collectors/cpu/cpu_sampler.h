@@ -17,7 +17,7 @@
 
 #include "collectors/cpu/perf_counters.h"
 #include "collectors/cpu/proc_stat.h"
-#include "core/counter_buffer.h"
+#include "runtime/counter_buffer.h"
 
 namespace smprof::internal {
 

@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "collectors/cuda/cupti_record_types.h"
-#include "core/name_table.h"
+#include "runtime/name_table.h"
 #include "smprof/annotate.h"
 
 namespace smprof::internal {

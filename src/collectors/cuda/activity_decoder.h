@@ -37,8 +37,8 @@
 #include <string>
 #include <unordered_map>
 
-#include "collectors/cuda/gpu_record.h"
 #include "collectors/cuda/kernel_names.h"
+#include "trace/records.h"
 
 namespace smprof::internal {
 

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "collectors/cuda/gpu_record_buffer.h"
-#include "core/resolved_config.h"
+#include "runtime/resolved_config.h"
 
 namespace smprof::internal {
 
@@ -65,7 +65,7 @@ CudaCollectionTotals StopCudaCollection(bool at_exit = false);
 // any CUPTI call.
 void AbandonCudaCollectionInChild();
 
-// Tests: sessions started from now on use `api` (tests/cpp/fake_cupti.h)
+// Tests: sessions started from now on use `api` (tests/cpp/support/fake_cupti.h)
 // instead of loading libcupti; nullptr goes back to libcupti.
 struct CuptiApi;
 void UseCuptiApiForTesting(const CuptiApi* api);

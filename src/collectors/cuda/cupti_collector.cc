@@ -14,8 +14,8 @@
 #include "collectors/cuda/activity_buffer_pool.h"
 #include "collectors/cuda/activity_decoder.h"
 #include "collectors/cuda/context_sync.h"
-#include "core/annotation_correlation.h"
-#include "core/clock_anchor.h"
+#include "runtime/annotation_correlation.h"
+#include "runtime/clock_anchor.h"
 
 namespace smprof::internal {
 

@@ -4,7 +4,7 @@
 // libsmprof never links libcupti or libcuda: LoadProductionCupti() dlopens
 // them when a session asks for GPU collection (never at import or static
 // initialisation), so the library works on machines without CUDA. Tests fill
-// the same table with a scriptable double (tests/cpp/fake_cupti.h).
+// the same table with a scriptable double (tests/cpp/support/fake_cupti.h).
 //
 // The libraries stay loaded for the rest of the process once loaded: CUPTI
 // may still call back into smprof (late buffers), annotations may still pop

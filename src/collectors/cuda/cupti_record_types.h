@@ -5,7 +5,7 @@
 // CUDA 12.9 Update 1's (CUPTI_API_VERSION 28, the PyPI cu12 wheels; older
 // headers are refused by cmake/smprof_cuda_headers.cmake). The other record
 // structs the decoder reads have the same version in both. Every field read
-// sits at the same offset in both versions (tests/cpp/activity_decoder_test.cc
+// sits at the same offset in both versions (tests/cpp/collectors/cuda/activity_decoder_test.cc
 // pins it), so the decoding is one code path whichever headers built it.
 
 #include <cupti_activity.h>

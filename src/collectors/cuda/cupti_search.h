@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "core/resolved_config.h"
+#include "runtime/resolved_config.h"
 
 namespace smprof::internal {
 

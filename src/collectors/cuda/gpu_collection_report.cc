@@ -3,7 +3,7 @@
 #include <sstream>
 #include <string>
 
-#include "core/warnings.h"
+#include "runtime/warnings.h"
 
 namespace smprof::internal {
 

@@ -14,7 +14,7 @@
 #include <mutex>
 #include <vector>
 
-#include "collectors/cuda/gpu_record.h"
+#include "trace/records.h"
 
 namespace smprof::internal {
 

@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "core/name_table.h"
+#include "runtime/name_table.h"
 
 namespace smprof::internal {
 

@@ -1,0 +1,175 @@
+// GpuMetrics: everything computed from a frame's GPU tables (decoded by
+// trace/gpu_codec.h): per-GPU active time and busy time per bucket (the union
+// of kernel, memcpy and memset intervals), activity / memory-operation /
+// precision shares, kernel time and launches, launch-to-start latency, and
+// GPU time per annotation, joined through external correlation ids or, for
+// work launched outside every annotation of its thread, inferred from the
+// innermost annotation open in the process at the launch (docs/ANALYSIS.md
+// has the definitions).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "analysis/base/correlation_join.h"
+#include "analysis/base/fifo.h"
+#include "analysis/base/interval_union.h"
+#include "analysis/base/json_writer.h"
+#include "analysis/base/log_histogram.h"
+#include "analysis/base/partial_codec.h"
+#include "analysis/base/time_buckets.h"
+#include "analysis/job/job_reader.h"
+#include "analysis/job/summary_options.h"
+#include "analysis/summary/frame_id_index.h"
+#include "analysis/summary/open_range_search.h"
+#include "analysis/summary/stats_json.h"
+#include "analysis/summary/unattributed_work.h"
+#include "trace/frame_rows.h"
+
+namespace smprof::analysis {
+
+class GpuMetrics {
+ public:
+  GpuMetrics(const SummaryOptions& options, std::int64_t origin_ns);
+
+  void BeginStream(const ProcessStream& stream);
+  // Returns false if a GPU table of the frame is inconsistent (`error` says why).
+  bool AddFrame(const TraceFileEntry& file, const internal::FrameRows& frame, WallSpan* span, std::string* error);
+  // Flushes the stream's reorder windows; `stream_span` is its span, for active %.
+  void EndStream(const WallSpan& stream_span);
+
+  std::uint64_t rows() const { return rows_seen_; }
+  std::int64_t stream_active_ns() const;  // Σ over the current stream's GPUs
+  std::size_t stream_devices() const { return stream_->devices.size(); }
+  std::uint64_t late_records() const;
+  std::uint64_t evicted_correlations() const { return evicted_correlations_; }
+  std::int64_t min_bucket_width() const;
+
+  // The "gpu" object's fields (`reason` when no activity was recorded), the
+  // devices of the job (job.devices), and the timeline's per-device and per-node lists.
+  void WriteGpuFields(const std::string& reason, JsonWriter& out) const;
+  void WriteDevices(JsonWriter& out) const;
+  void WriteTimeline(std::int64_t width_ns, int buckets, JsonWriter& out) const;
+
+  // Partial summaries (docs/ANALYSIS.md): Save writes the state after
+  // EndStream (the joins are per stream and empty then); MergeFrom adds a
+  // saved state's totals and appends its streams; ReorderStreams puts the
+  // streams in `order`.
+  void Save(PartialEncoder& out) const;
+  void MergeFrom(PartialDecoder& in);
+  void ReorderStreams(const std::vector<std::size_t>& order);
+
+ private:
+  struct Totals {
+    std::uint64_t count = 0;
+    std::int64_t time_ns = 0;
+    std::uint64_t bytes = 0;
+  };
+  struct Device {
+    std::unique_ptr<BucketSeries> busy;
+    std::unique_ptr<IntervalUnion> union_ns;
+    std::int64_t span_ns = 0;
+  };
+  struct AnnotationGpu {
+    std::int64_t gpu_time_ns = 0;
+    std::uint64_t activities = 0;
+    // Of which inferred: launched by a thread with no open annotation while
+    // this one was the innermost open in the process.
+    std::int64_t inferred_time_ns = 0;
+    std::uint64_t inferred_activities = 0;
+  };
+  // An annotation name, and its entry in annotations_ once work is attributed to it.
+  using RangeName = std::pair<const std::string, AnnotationGpu*>;
+  struct Stream {
+    std::string host;
+    std::int32_t rank = 0;
+    std::int64_t pid = 0;
+    std::map<std::uint32_t, Device> devices;
+    std::map<std::uint32_t, trace::GpuDevice> device_info;
+  };
+  struct TimeSpan {
+    std::int64_t start_ns = 0;
+    std::int64_t dur_ns = 0;
+  };
+  // Kernels joined to their launch call, and those that ran shorter than it.
+  struct LaunchTotals {
+    std::uint64_t kernels = 0;
+    std::int64_t kernel_time_ns = 0;
+    std::uint64_t tiny_kernels = 0;
+    std::int64_t tiny_kernel_time_ns = 0;
+    std::int64_t tiny_launch_time_ns = 0;  // the launch calls' time
+  };
+  // Copies between host and device, and those whose host side is pageable memory.
+  struct HostCopyTotals {
+    Totals all;
+    std::uint64_t memory_kind_known = 0;
+    Totals pageable;
+  };
+  // A launch call of the frame being read: its kernel and its unclaimed work
+  // look for it here first; what they leave enters the joins after the frame.
+  struct FrameCall {
+    std::uint32_t correlation_id = 0;
+    TimeSpan call;
+    bool kernel_joined = false;
+    bool launch_taken = false;  // by LaunchOf
+  };
+
+  // The frame's API calls: joined to kernels that waited for them, and kept in frame_calls_.
+  bool AddApiCalls(const TraceFileEntry& file, const internal::FrameRows& frame, WallSpan* span, std::string* error);
+  // External correlations, annotation ranges and GPU rows.
+  bool AddFrameWork(const TraceFileEntry& file, const internal::FrameRows& frame, WallSpan* span, std::string* error);
+  // The frame's call with `id`, or nullptr.
+  FrameCall* FrameCallOf(std::uint32_t id);
+  // Puts the frame's calls no kernel or unclaimed work of the frame took into the joins.
+  void EndFrameCalls();
+  void AddActivity(const internal::GpuActivityRow& row, std::int64_t wall_offset_ns);
+  // A kernel joined to its launch call: the latency, and whether it ran shorter than its launch.
+  void AddLaunch(const TimeSpan& api_call, const TimeSpan& kernel);
+  void AddHostCopy(const internal::GpuActivityRow& row);
+  void AddAnnotationTime(AnnotationGpu* annotation, std::int64_t time_ns, std::uint64_t activities);
+  // The frame's annotations join ranges_; beyond max_pending the oldest are forgotten.
+  void AddRanges(const internal::FrameRows& frame);
+  // The launch time of GPU work that becomes unclaimed: its frame's call, or one
+  // of an earlier frame; -1 if unknown.
+  std::int64_t LaunchOf(std::uint32_t id);
+  // Gives unclaimed work to the innermost range open at its launch, oldest
+  // first, until at most `keep` remain.
+  void InferAttribution(std::size_t keep);
+
+  const SummaryOptions options_;
+  const std::int64_t origin_ns_;
+  std::vector<std::unique_ptr<Stream>> streams_;
+  Stream* stream_ = nullptr;
+  // Per stream (correlation ids are per process); cleared at BeginStream.
+  PendingById<TimeSpan> api_calls_;
+  PendingById<TimeSpan> kernels_waiting_for_api_;
+  PendingById<AnnotationGpu*> annotation_of_;
+  UnattributedWork unattributed_;        // GPU work no annotation claimed yet
+  PendingById<std::int64_t> launch_of_;  // API call start by correlation id, for LaunchOf
+  std::vector<FrameCall> frame_calls_;   // the frame's API calls with a correlation id
+  FrameIdIndex frame_call_index_;        // frame_calls_ by correlation id
+  OpenRanges<RangeName*> ranges_;        // the stream's annotations (names in range_names_), bounded
+  std::unordered_map<std::string, AnnotationGpu*> range_names_;  // the names ranges_ point to
+  std::vector<RangeName*> frame_range_names_;                    // by index in the frame's strings, for one frame
+  std::uint64_t evicted_correlations_ = 0;
+  std::int64_t newest_ns_ = 0;  // the stream's latest start so far: the joins' clock
+
+  std::uint64_t rows_seen_ = 0;
+  std::array<Totals, 5> activity_{};    // by trace::GpuKind
+  std::array<Totals, 6> memory_ops_{};  // HtoD, DtoH, DtoD, PtoP, memset, other
+  std::array<Totals, 10> precision_{};  // by trace::Precision
+  std::unordered_map<std::string, Totals> kernels_;
+  std::vector<Totals*> frame_kernels_;  // by index in the frame's strings, valid for one frame
+  std::unordered_map<std::string, AnnotationGpu> annotations_;
+  LogHistogram launch_latency_;
+  LaunchTotals launches_;
+  HostCopyTotals host_copies_;
+};
+
+}  // namespace smprof::analysis

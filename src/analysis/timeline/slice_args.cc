@@ -1,0 +1,86 @@
+#include "analysis/timeline/slice_args.h"
+
+#include <array>
+
+#include "smprof/trace.pb.h"
+
+namespace smprof::analysis {
+
+namespace {
+
+template <std::size_t N>
+std::string_view Label(const std::array<std::string_view, N>& labels, std::uint32_t value, std::string_view fallback) {
+  return value < N ? labels[value] : fallback;
+}
+
+void Int(std::vector<SliceArg>* args, std::string_view key, std::int64_t value) {
+  SliceArg& a = args->emplace_back();
+  a.key = key;
+  a.int_value = value;
+}
+
+void Text(std::vector<SliceArg>* args, std::string_view key, std::string value) {
+  SliceArg& a = args->emplace_back();
+  a.key = key;
+  a.is_string = true;
+  a.string_value = std::move(value);
+}
+
+std::string Dim3(const std::uint32_t (&v)[3]) {
+  return std::to_string(v[0]) + "x" + std::to_string(v[1]) + "x" + std::to_string(v[2]);
+}
+
+}  // namespace
+
+// Indexed by the enum values of proto/smprof/trace.proto.
+std::string_view PrecisionLabel(std::uint32_t precision) {
+  static constexpr std::array<std::string_view, 10> kLabels = {"unknown", "fp64", "fp32", "tf32", "fp16",
+                                                               "bf16",    "fp8",  "int8", "fp4",  "int4"};
+  return Label(kLabels, precision, "unknown");
+}
+
+std::string_view KernelClassLabel(std::uint32_t kernel_class) {
+  static constexpr std::array<std::string_view, 4> kLabels = {"", "compute", "communication", "memory"};
+  return Label(kLabels, kernel_class, "");
+}
+
+std::string_view CopyKindLabel(std::uint32_t copy_kind) {
+  static constexpr std::array<std::string_view, 11> kLabels = {"unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
+                                                               "AtoD",    "DtoA", "DtoD", "HtoH", "PtoP"};
+  return Label(kLabels, copy_kind, "unknown");
+}
+
+void CollectSliceArgs(const TimelineSlice& slice, std::vector<SliceArg>* args) {
+  if (slice.api != nullptr) {
+    Int(args, "correlation_id", slice.api->correlation_id);
+    return;
+  }
+  if (slice.gpu == nullptr) return;
+  const internal::GpuActivityRow& row = *slice.gpu;
+  Int(args, "correlation_id", row.correlation_id);
+  Int(args, "device", row.device);
+  Int(args, "stream", row.stream);
+  switch (row.kind) {
+    case trace::GPU_KIND_KERNEL:
+      Text(args, "grid", Dim3(row.grid));
+      Text(args, "block", Dim3(row.block));
+      Int(args, "registers_per_thread", row.registers_per_thread);
+      Int(args, "shared_memory_bytes", row.shared_memory_bytes);
+      Text(args, "precision", std::string(PrecisionLabel(row.precision)));
+      Text(args, "class", std::string(KernelClassLabel(row.kernel_class)));
+      if (row.graph_id != 0) Int(args, "graph_id", row.graph_id);
+      break;
+    case trace::GPU_KIND_MEMCPY:
+      Int(args, "bytes", static_cast<std::int64_t>(row.bytes));
+      Text(args, "copy_kind", std::string(CopyKindLabel(row.copy_kind)));
+      if (row.copy_kind == trace::COPY_KIND_PTOP) Int(args, "peer_device", row.peer_device);
+      break;
+    case trace::GPU_KIND_MEMSET:
+      Int(args, "bytes", static_cast<std::int64_t>(row.bytes));
+      break;
+    default:
+      break;
+  }
+}
+
+}  // namespace smprof::analysis

@@ -1,0 +1,114 @@
+// _smppy: the private extension behind the smppy package. Sessions and
+// configuration here (pybind11); annotations in annotate_type.cc; trace
+// reading in trace_file.cc.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstdint>
+#include <tuple>
+#include <vector>
+
+#include "bindings/analysis_bindings.h"
+#include "bindings/annotate_type.h"
+#include "bindings/closed_files.h"
+#include "bindings/export_bindings.h"
+#include "bindings/raw_trace_writer.h"
+#include "bindings/text.h"
+#include "bindings/trace_file.h"
+#include "runtime/resolved_config.h"
+#include "smprof/smprof.h"
+
+namespace py = pybind11;
+
+namespace {
+
+smprof::Config ToConfig(const std::map<std::string, std::string>& values) {
+  smprof::Config config;
+  config.values = values;
+  return config;
+}
+
+// A bad configuration raises ValueError. Anything else (a call in the wrong
+// state, a trace file that cannot be written) returns its message, for the
+// Python layer to warn: the training job must go on.
+// Messages may quote paths with any bytes: they are decoded like trace text.
+py::object Check(const smprof::Status& status) {
+  switch (status.code()) {
+    case smprof::StatusCode::kOk:
+      return py::none();
+    case smprof::StatusCode::kInvalidArgument:
+      PyErr_SetObject(PyExc_ValueError, smppy::Text(status.message()).ptr());
+      throw py::error_already_set();
+    default:
+      return smppy::Text(status.message());
+  }
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_smppy, m) {
+  m.doc() = "Private extension of smppy; use the smppy package.";
+  m.def("version", &smprof::Version);
+  m.def("config_keys", &smprof::ConfigKeys, "The documented config keys.");
+  m.def("config_env_name", &smprof::internal::EnvNameFor, "The environment variable of a config key.");
+  m.def(
+      "validate_config",
+      [](const std::map<std::string, std::string>& values) { Check(smprof::ValidateConfig(ToConfig(values))); },
+      "Raises ValueError naming the key and its valid values.");
+  // Writing the header and joining the drain thread need no Python objects.
+  m.def(
+      "start",
+      [](const std::map<std::string, std::string>& values) {
+        smprof::Status status;
+        {
+          py::gil_scoped_release release;
+          status = smprof::Start(ToConfig(values));
+        }
+        return Check(status);
+      },
+      "Starts a session; returns None, or a message if one is already running.");
+  m.def(
+      "stop",
+      [] {
+        smprof::Status status;
+        {
+          py::gil_scoped_release release;
+          status = smprof::Stop();
+        }
+        return Check(status);
+      },
+      "Stops the session; returns None, or a message if none is running.");
+  m.def("is_profiling", &smprof::IsProfiling);
+  m.def(
+      "record_clock_alignment",
+      [](const std::string& phase, std::int32_t reference_rank, const std::string& reference_host,
+         std::int64_t reference_clock_offset_ns,
+         const std::vector<std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t>>& samples,
+         const std::string& problem) {
+        smprof::ClockAlignment alignment{phase, reference_rank, reference_host, reference_clock_offset_ns, {}, problem};
+        for (const auto& [t0, t1, t2, t3] : samples) alignment.samples.push_back(smprof::ClockSample{t0, t1, t2, t3});
+        return Check(smprof::RecordClockAlignment(alignment));
+      },
+      "Adds one clock-alignment round (samples: (t0, t1, t2, t3) monotonic ns) to the running session; returns "
+      "None, or a message.");
+  m.def("clock_offset_ns", &smprof::ClockOffsetNs, "CLOCK_REALTIME - CLOCK_MONOTONIC as the trace's anchors read it.");
+  m.def("last_session_stats", [] {
+    const smprof::SessionStats stats = smprof::LastSessionStats();
+    py::dict out;
+    // A path: decoded like os.fsdecode, so that it opens the file whatever its bytes.
+    PyObject* path = PyUnicode_DecodeFSDefaultAndSize(stats.path.data(), static_cast<Py_ssize_t>(stats.path.size()));
+    if (path == nullptr) throw py::error_already_set();
+    out["path"] = py::reinterpret_steal<py::str>(path);
+    out["annotations_written"] = stats.annotations_written;
+    out["annotations_dropped"] = stats.annotations_dropped;
+    out["frames_written"] = stats.frames_written;
+    out["bytes_written"] = stats.bytes_written;
+    return out;
+  });
+  smppy::BindTraceFile(m);
+  smppy::BindAnalysis(m);
+  smppy::BindRawTraceWriter(m);
+  smppy::BindExport(m);
+  smppy::BindClosedFiles(m);
+  if (smppy::AddAnnotationApi(m.ptr()) < 0) throw py::error_already_set();
+}
