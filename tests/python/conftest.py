@@ -15,7 +15,7 @@ import pytest
 import smppy
 from partial_summaries import summaries_via_partials
 from smppy import _smppy
-from smppy.trace import annotation_events, find_trace_files, open_trace
+from smppy.analysis.trace import annotation_events, find_trace_files, open_trace
 from timeline_parts import timelines_via_parts
 
 REPO = Path(__file__).resolve().parents[2]

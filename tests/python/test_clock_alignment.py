@@ -14,7 +14,7 @@ import pytest
 import smppy
 from conftest import REPO, start_session
 from smppy import _clock_alignment, analysis
-from smppy.trace import RankTrace, find_trace_files, open_trace
+from smppy.analysis.trace import RankTrace, find_trace_files, open_trace
 
 
 class ThreadExchange:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import smppy
 from conftest import run_python, start_session
-from smppy.trace import find_trace_files, open_trace
+from smppy.analysis.trace import find_trace_files, open_trace
 
 ORIGINAL_KEYS = [
     "EnableCuda",
@@ -132,7 +132,7 @@ def test_effective_config_and_explicit_values_are_in_the_header(trace_dir: Path)
 def test_environment_sets_keys_and_config_wins(tmp_path: Path) -> None:
     code = """
         import smppy
-        from smppy.trace import open_trace
+        from smppy.analysis.trace import open_trace
         c = smppy.Config(); c.profiler = {"BucketCount": "3"}
         p = smppy.SMProfiler.instance(); p.configure(c); p.start_profiling(); p.stop_profiling()
         h = open_trace(p.last_session()["path"]).header

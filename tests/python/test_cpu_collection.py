@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import smppy
 from conftest import read_annotations, run_python
-from smppy.trace import counter_events, find_trace_files, open_trace
+from smppy.analysis.trace import counter_events, find_trace_files, open_trace
 
 
 def counters_by_name(path: Path) -> dict[str, list[dict]]:

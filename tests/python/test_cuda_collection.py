@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from conftest import run_python
-from smppy.trace import annotation_events, find_trace_files, open_trace
+from smppy.analysis.trace import annotation_events, find_trace_files, open_trace
 
 pytestmark = pytest.mark.skipif(
     Path("/dev/nvidiactl").exists(),

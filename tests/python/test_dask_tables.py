@@ -10,8 +10,8 @@ import export_job
 import pandas as pd
 import pytest
 import table_job
-from smppy import _dask_tables, _smppy, analysis
-from smppy.analysis import TABLES
+from smppy import _smppy, analysis
+from smppy.analysis import TABLES, _dask_tables
 
 
 @pytest.fixture(params=["gpu_job", "timeline_job", "torch_job"])

@@ -14,8 +14,9 @@ import pytest
 import synthetic_trace as st
 import worker_crash
 from conftest import counted_worker_pools
-from smppy import _local_workers, _parallel_timeline, cli
-from smppy.export import export_timeline
+from smppy import cli
+from smppy.analysis import _local_workers
+from smppy.export import _parallel_timeline, export_timeline
 
 FORMATS = {"chrome": "trace.json", "perfetto": "trace.perfetto-trace"}
 

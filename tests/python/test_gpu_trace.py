@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import synthetic_trace as st
-from smppy.trace import open_trace
+from smppy.analysis.trace import open_trace
 
 KERNEL = "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<c10::BFloat16> >(int)"
 NCCL = "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import smppy
-from smppy.trace import annotation_events, open_trace
+from smppy.analysis.trace import annotation_events, open_trace
 
 LATIN1_NAME = b"caf\xe9 \xff"  # not UTF-8
 SHOWN_AS = "caf\ufffd \ufffd"

@@ -19,7 +19,8 @@ from types import SimpleNamespace
 import pytest
 import worker_crash
 from conftest import REPO
-from smppy import _local_workers, _parallel_summary, analysis
+from smppy import analysis
+from smppy.analysis import _local_workers, _parallel_summary
 from test_analysis_partials import synthetic_gpu_job
 from test_cli import smprof
 
@@ -70,7 +71,9 @@ def test_task_groups_keep_the_order_and_even_out_bytes() -> None:
 
 
 def test_workers_are_forks_only_of_a_single_threaded_process() -> None:
-    code = "from smppy import _local_workers as w; print(w.worker_context('smppy').get_start_method())"
+    code = (
+        "from smppy.analysis import _local_workers as w; print(w.worker_context('smppy').get_start_method())"
+    )
     alone = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert alone.stdout.strip() == "fork"
     release = threading.Event()

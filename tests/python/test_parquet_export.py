@@ -20,9 +20,10 @@ import pytest
 import table_job
 import worker_crash
 from conftest import REPO, counted_worker_pools
-from smppy import _local_workers, _smppy, analysis, cli, parquet_export
-from smppy.analysis import TABLES
-from smppy.parquet_export import PARTITION_COLUMNS, _StreamWriters, export_parquet
+from smppy import _smppy, analysis, cli
+from smppy.analysis import TABLES, _local_workers
+from smppy.export import parquet as parquet_export
+from smppy.export.parquet import PARTITION_COLUMNS, _StreamWriters, export_parquet
 
 
 def rows(frame: pd.DataFrame, columns: list[str]) -> list[tuple]:

@@ -1,5 +1,5 @@
 """File rotation in a real session: every event exactly once across the files, in order; every
-closed file complete and readable alone; readers (smppy.trace, smprof info) see one session."""
+closed file complete and readable alone; readers (smppy.analysis.trace, smprof info) see one session."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 from conftest import run_python
 from smppy import cli
 from smppy.analysis import job_streams
-from smppy.trace import annotation_events, find_trace_files, open_trace
+from smppy.analysis.trace import annotation_events, find_trace_files, open_trace
 
 SCRIPT = """
 import json, sys, threading, time

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import REPO, read_annotations
 from smppy import analysis
-from smppy.trace import counter_events, find_trace_files, open_trace
+from smppy.analysis.trace import counter_events, find_trace_files, open_trace
 
 
 def smprof_run(args: list[str], cwd: Path, timeout: float = 240) -> subprocess.CompletedProcess:

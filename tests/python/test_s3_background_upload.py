@@ -13,9 +13,9 @@ import pytest
 import s3_server as fixtures
 from conftest import ANNOTATED_STEP, run_python
 from s3_server import S3Server
-from smppy._inputs import resolve_input
 from smppy.analysis import job_streams
-from smppy.trace import annotation_events, find_trace_files, open_trace
+from smppy.analysis._inputs import resolve_input
+from smppy.analysis.trace import annotation_events, find_trace_files, open_trace
 
 torch = pytest.importorskip("torch")
 

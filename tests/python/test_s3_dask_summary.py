@@ -14,8 +14,10 @@ import pytest
 import s3_server as fixtures
 import synthetic_trace as st
 from s3_server import S3Server
-from smppy import _parallel_summary, _s3_streams, _smppy, cli
-from smppy.s3 import SHA256_METADATA, S3Error, S3Uri
+from smppy import _smppy, cli
+from smppy.analysis import _parallel_summary
+from smppy.storage import _s3_streams
+from smppy.storage.s3 import SHA256_METADATA, S3Error, S3Uri
 from test_analysis_partials import synthetic_gpu_job
 from test_cli import smprof
 

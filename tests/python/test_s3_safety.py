@@ -12,8 +12,8 @@ import s3_server as fixtures
 import synthetic_trace as st
 from s3_server import S3Server
 from smppy import cli
-from smppy._inputs import resolve_input
-from smppy.s3 import S3Error
+from smppy.analysis._inputs import resolve_input
+from smppy.storage.s3 import S3Error
 
 # The loopback S3 server (tests/python/s3_server.py), as a fixture of this module.
 _module_s3_server = fixtures._module_s3_server

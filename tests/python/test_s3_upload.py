@@ -14,9 +14,9 @@ import s3_server as fixtures
 import synthetic_trace as st
 from s3_server import ACCESS_KEY_ID, SECRET_ACCESS_KEY, S3Server
 from smppy import cli
-from smppy._inputs import resolve_input
-from smppy.s3 import S3Uri, make_client
-from smppy.upload import TransferOptions, upload_directory
+from smppy.analysis._inputs import resolve_input
+from smppy.storage.s3 import S3Uri, make_client
+from smppy.storage.upload import TransferOptions, upload_directory
 
 # The loopback S3 servers (tests/python/s3_server.py), as fixtures of this module.
 _module_s3_server = fixtures._module_s3_server

@@ -9,7 +9,7 @@ import pytest
 import smppy
 import torch.profiler
 from conftest import read_annotations, start_session
-from smppy.trace import find_trace_files
+from smppy.analysis.trace import find_trace_files
 
 
 @pytest.mark.parametrize(

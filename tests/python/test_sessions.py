@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import smppy
 from conftest import read_annotations, run_python, start_session
-from smppy.trace import find_trace_files, open_trace
+from smppy.analysis.trace import find_trace_files, open_trace
 
 
 def test_import_smprof_is_the_same_module() -> None:

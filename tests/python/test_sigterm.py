@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ANNOTATED_STEP
-from smppy.trace import annotation_events, find_trace_files, open_trace
+from smppy.analysis.trace import annotation_events, find_trace_files, open_trace
 
 pytest.importorskip("torch")
 

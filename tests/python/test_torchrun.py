@@ -6,7 +6,7 @@ from collections import Counter
 from pathlib import Path
 
 from conftest import EXAMPLE_JOB, EXAMPLE_STEPS, read_annotations
-from smppy.trace import find_trace_files, open_trace
+from smppy.analysis.trace import find_trace_files, open_trace
 
 
 def test_two_rank_torchrun_writes_one_file_per_rank(example_job: Path) -> None:

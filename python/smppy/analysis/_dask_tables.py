@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from smppy import _smppy
-from smppy.analysis import Job, table_frame
+from smppy.analysis.tables import Job, table_frame
 
 
 def stream_table(stream: _smppy.ProcessStream, *, table: str, step_pattern: str) -> Any:

@@ -1,6 +1,6 @@
 """Work on a job's process streams spread over worker processes of this machine: what the
 summary, the report (``_parallel_summary.py``), the timeline export (``_parallel_timeline.py``)
-and the Parquet export (``parquet_export.py``) share. Workers receive streams (paths, never
+and the Parquet export (``smppy.export``) share. Workers receive streams (paths, never
 trace bytes) and read their files themselves."""
 
 from __future__ import annotations
@@ -118,13 +118,3 @@ def on_local_workers(
         finally:  # an error (or a caller that stops early) does not wait for the items not started
             for future in futures:
                 future.cancel()
-
-
-def add_jobs_argument(parser: Any, work: str) -> None:
-    """``--jobs``: the worker processes that do ``work`` on the job's streams."""
-    parser.add_argument(
-        "--jobs",
-        type=int,
-        default=None,
-        help=f"worker processes that {work} (default: the usable cores from 4 MiB of traces)",
-    )

@@ -12,8 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from smppy import _smppy
-from smppy._local_workers import (
-    add_jobs_argument,
+from smppy.analysis._local_workers import (
     on_local_workers,
     stays_in_process,
     task_groups,
@@ -114,9 +113,8 @@ def summary_text(
     scheduler = scheduler_from_env(scheduler)
     if scheduler is None and worker_count(jobs) == 1:
         return _smppy.summarize(paths, progress=progress, **options)
+    # The files are listed once, here: in this process too the summary reads these streams.
     streams, warnings = _smppy.job_streams(paths)
-    if _in_this_process(streams, jobs, scheduler):
-        return _smppy.summarize(paths, progress=progress, **options)
     return streams_summary_text(streams, warnings, options, jobs=jobs, scheduler=scheduler, progress=progress)
 
 
@@ -155,11 +153,11 @@ def s3_summary_text(
     """The summary JSON text of the trace objects under ``location`` (``s3://bucket/prefix``),
     its files named ``s3://bucket/key``: on the Dask cluster at ``scheduler`` (default
     ``$SMPROF_DASK_SCHEDULER``), whose workers download their streams' objects themselves while
-    this process reads only the objects' ends (``smppy._s3_streams``); without one, from the
-    local mirror (``smppy.s3_cache``) as ``summary_text`` would. Raises FileNotFoundError without
+    this process reads only the objects' ends (``smppy.storage._s3_streams``); without one, from the
+    local mirror (``smppy.storage.s3_cache``) as ``summary_text`` would. Raises FileNotFoundError without
     trace objects, ValueError when no header could be read."""
-    from smppy import _s3_streams
-    from smppy.s3 import S3Uri
+    from smppy.storage import _s3_streams
+    from smppy.storage.s3 import S3Uri
 
     uri = S3Uri.parse(location)
     scheduler = scheduler_from_env(scheduler)
@@ -173,13 +171,3 @@ def s3_summary_text(
     partials = _on_dask(streams, scheduler, _s3_streams.stream_partial, stream_etags, options=options)
     total = sum(stream.bytes for stream in streams)
     return _smppy.summary_from_partial(_merge_as_they_come(partials, total, progress), warnings)
-
-
-def add_worker_arguments(parser: Any) -> None:
-    """``--jobs`` and ``--scheduler`` for the commands that summarize a job."""
-    add_jobs_argument(parser, "summarize streams")
-    parser.add_argument(
-        "--scheduler",
-        default=None,
-        help=f"summarize on the Dask cluster at this scheduler, tcp://HOST:PORT (default ${SCHEDULER_ENV})",
-    )

@@ -1,21 +1,19 @@
-"""The analysis of a job's traces: ``summarize(path)`` (the summary dict of
-docs/ANALYSIS.md, computed by the C++ aggregators in src/analysis/), the same
-summary in parts that can be computed anywhere and merged (``job_streams``,
-``partial_summary``, ``merge_partial_summaries``, ``summary_from_partial``)
-and ``load(path)`` (tables of kernels, copies, annotations, steps, counters and
-API calls for notebooks: pandas DataFrames when pandas is installed, else dicts
-of column lists; lazy Dask DataFrames with ``engine="dask"``, ``_dask_tables.py``)."""
+"""The job summary: ``summarize(path)`` (the summary dict of docs/ANALYSIS.md, computed by the C++
+aggregators in src/analysis/), the same summary in parts that can be computed anywhere and merged
+(``job_streams``, ``partial_summary``, ``merge_partial_summaries``, ``summary_from_partial``), and
+figures drawn from a summary dict (``input_pipeline_wait``)."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from smppy import _smppy
-from smppy._parallel_summary import s3_summary_text, summary_text
+from smppy.analysis._parallel_summary import s3_summary_text, summary_text
 
 DEFAULT_STEP_PATTERN: str = _smppy.DEFAULT_STEP_PATTERN
 DEFAULT_DATA_WAIT_PATTERN: str = _smppy.DEFAULT_DATA_WAIT_PATTERN
@@ -29,7 +27,8 @@ Progress = Callable[[int, int], None]
 ProcessStream = _smppy.ProcessStream
 
 
-def _paths(path: str | os.PathLike[str] | list[str | os.PathLike[str]]) -> list[str]:
+def input_paths(path: str | os.PathLike[str] | list[str | os.PathLike[str]]) -> list[str]:
+    """``path`` (one or a list) as a list of existing paths; FileNotFoundError names a missing one."""
     items = path if isinstance(path, list | tuple) else [path]
     out = []
     for item in items:
@@ -78,7 +77,7 @@ def summarize(
     if isinstance(path, str) and path.startswith("s3://"):
         text = s3_summary_text(path, options, jobs=jobs, scheduler=scheduler, progress=progress)
     else:
-        text = summary_text(_paths(path), options, jobs=jobs, scheduler=scheduler, progress=progress)
+        text = summary_text(input_paths(path), options, jobs=jobs, scheduler=scheduler, progress=progress)
     return json.loads(text.decode("utf-8", errors="replace"))
 
 
@@ -95,7 +94,7 @@ class JobStreams:
 def job_streams(path: str | os.PathLike[str] | list[str | os.PathLike[str]]) -> JobStreams:
     """The process streams of every trace file under ``path`` (a file, a directory searched
     recursively, or a list of them), sorted by host, rank, pid and session."""
-    streams, warnings = _smppy.job_streams(_paths(path))
+    streams, warnings = _smppy.job_streams(input_paths(path))
     return JobStreams(streams, warnings)
 
 
@@ -140,92 +139,20 @@ def summary_from_partial(partial: bytes, warnings: Sequence[str] = ()) -> dict[s
     return json.loads(text.decode("utf-8", errors="replace"))
 
 
-TABLES = ("annotations", "steps", "kernels", "copies", "api_calls", "counters")
-ENGINES = ("pandas", "dask")
-
-
-def table_frame(table: str, columns: dict[str, list[Any]]) -> Any:
-    """A pandas DataFrame of ``table``'s ``columns`` when pandas is importable, else the columns. The
-    dtypes come from the table's schema (``_smppy.table_schema``), so an empty table has them too."""
-    try:
-        import pandas
-    except ImportError:
-        return columns
-    dtypes = {"int64": "int64", "float64": "float64", "string": str}
-    return pandas.DataFrame(
-        {
-            name: pandas.Series(columns[name], dtype=dtypes[kind])
-            for name, kind in _smppy.table_schema()[table]
-        }
-    )
-
-
-class Job:
-    """Every event of a job as tables (see ``load``). ``warnings`` lists the
-    files read only in part and why."""
-
-    def __init__(self, tables: dict[str, Any], warnings: list[str]) -> None:
-        self.warnings = warnings
-        self._tables = tables
-
-    def table(self, name: str) -> Any:
-        """The table ``name`` (one of TABLES)."""
-        if name not in self._tables:
-            loaded = ", ".join(self._tables)
-            raise ValueError(f"table: {name!r} not loaded; valid: {', '.join(TABLES)}; loaded: {loaded}")
-        return self._make_table(name)
-
-    def _make_table(self, name: str) -> Any:
-        return table_frame(name, self._tables[name])
-
-    @property
-    def annotations(self) -> Any:
-        return self.table("annotations")
-
-    @property
-    def steps(self) -> Any:
-        return self.table("steps")
-
-    @property
-    def kernels(self) -> Any:
-        return self.table("kernels")
-
-    @property
-    def copies(self) -> Any:
-        return self.table("copies")
-
-    @property
-    def api_calls(self) -> Any:
-        return self.table("api_calls")
-
-    @property
-    def counters(self) -> Any:
-        return self.table("counters")
-
-
-def load(
-    path: str | os.PathLike[str] | list[str | os.PathLike[str]],
-    *,
-    step_pattern: str | None = None,
-    tables: tuple[str, ...] = TABLES,
-    engine: str = "pandas",
-) -> Job:
-    """Every event under ``path`` as tables on the job's wall clock
-    (docs/ANALYSIS.md lists the columns). Holds all events in memory: for
-    notebooks; ``summarize`` is the bounded-memory way. ``tables`` limits what
-    is decoded and kept (e.g. ``("steps",)`` to find a step's time window).
-
-    ``engine="dask"``: lazy Dask DataFrames instead, one partition per process
-    stream, read only when computed (same columns and dtypes); ``warnings``
-    then lists only the files whose header is unreadable."""
-    unknown = set(tables) - set(TABLES)
-    if unknown:
-        raise ValueError(f"tables: unknown {sorted(unknown)}; valid: {', '.join(TABLES)}")
-    if engine not in ENGINES:
-        raise ValueError(f"engine: must be one of {', '.join(ENGINES)}, got {engine!r}")
-    if engine == "dask":
-        from smppy._dask_tables import load_lazy
-
-        return load_lazy(_paths(path), step_pattern=step_pattern or "", tables=tables)
-    found, warnings = _smppy.read_tables(_paths(path), step_pattern=step_pattern or "", tables=set(tables))
-    return Job(found, list(warnings))
+def input_pipeline_wait(summary: dict[str, Any]) -> dict[str, Any] | None:
+    """The time steps waited for their batches: the annotations whose names fully match the
+    summary's own ``data_wait_pattern`` (default ``InputWait``, docs/PYTORCH.md), their count, total
+    and share of step time; None without any."""
+    pattern = summary["step_profile"]["data_wait_pattern"]
+    matcher = re.compile(pattern)
+    waits = [a["stats"] for a in summary["annotations"] if matcher.fullmatch(a["name"])]
+    if not waits:
+        return None
+    total_ns = sum(w["total_ns"] for w in waits)
+    step_ns = summary["steps"]["stats"]["total_ns"]
+    return {
+        "annotation": pattern,
+        "count": sum(w["count"] for w in waits),
+        "total_ns": total_ns,
+        "step_percent": 100.0 * total_ns / step_ns if step_ns else None,
+    }

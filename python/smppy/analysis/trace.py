@@ -26,11 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from smppy import _smppy
-from smppy.gpu_events import frame_gpu_events
+from smppy.analysis.gpu_events import frame_gpu_events
 
 TRACE_SUFFIX = ".smprof"
-# What every trace file starts with (then the format version byte): docs/TRACE_FORMAT.md.
-TRACE_MAGIC = b"SMPROF\x00"
 
 # A rotated file's name: the first file's name with ".NNNN" before its extension.
 _ROTATED = re.compile(r"^(?P<stem>.+)\.(?P<index>\d{4,})(?P<ext>\.[^.]*)?$")
@@ -151,7 +149,7 @@ def counter_events(trace: RankTrace) -> Iterator[dict[str, Any]]:
 def events(trace: RankTrace) -> Iterator[dict[str, Any]]:
     """Every event of the file as a dict, frame by frame: a frame's
     annotations, then its counter samples, then its GPU events
-    (``smppy.gpu_events``)."""
+    (``smppy.analysis.gpu_events``)."""
     return _events_of(trace, _frame_annotations, _frame_counters, frame_gpu_events)
 
 

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from smppy.gpu_events import GPU_KINDS
-from smppy.trace import open_trace
+from smppy.analysis.gpu_events import GPU_KINDS
+from smppy.analysis.trace import open_trace
 
 # The GPU tables of a frame, counted by what ``smprof info`` calls them.
 _GPU_TABLES = {

@@ -12,11 +12,12 @@ import sys
 from typing import Any
 
 from smppy import analysis
-from smppy._inputs import require_readable, resolve_traces
+from smppy.analysis._inputs import require_readable, summary_input
+from smppy.cli import options
+from smppy.cli.terminal_text import ms, short, table
 from smppy.diff import diff_summaries
 from smppy.report.comparison import write_comparison
 from smppy.report.html_document import PlotlyMissingError
-from smppy.summary import _ms, _short, _table
 
 # Kernels each summary lists by time: the ones compared by name (the rest as one row).
 LISTED_KERNELS = 50
@@ -43,7 +44,7 @@ def _change(row: dict[str, Any]) -> str:
 
 
 def _value(ns: int | None) -> str:
-    return "-" if ns is None else _ms(ns)
+    return "-" if ns is None else ms(ns)
 
 
 def _values(row: dict[str, Any]) -> list[str]:
@@ -56,9 +57,9 @@ def _print_rows(title: str, rows: list[dict[str, Any]], top: int, width: int = 6
     shown = rows[:top]
     more = f", {len(rows) - len(shown)} more unchanged or smaller" if len(rows) > len(shown) else ""
     print(f"\n{title} (by change{more}):")
-    _table(
+    table(
         ["", "A", "B", "change"],
-        [[_short(r["name"], width)] + _values(r) for r in shown],
+        [[short(r["name"], width)] + _values(r) for r in shown],
     )
 
 
@@ -81,10 +82,10 @@ def print_diff(d: dict[str, Any], top: int) -> None:
     if findings:
         print("\nfindings (estimated cost over the run):")
         where = {"a": "A only", "b": "B only", "both": "both"}
-        _table(
+        table(
             ["finding", "in", "A", "B", "change"],
             [
-                [_short(f"{r['name']}: {r['title']}"), where[r["presence"]]] + _values(r)
+                [short(f"{r['name']}: {r['title']}"), where[r["presence"]]] + _values(r)
                 for r in findings[:top]
             ],
         )
@@ -100,13 +101,15 @@ def gate(d: dict[str, Any], threshold: float) -> str | None:
     if h["change"] <= threshold:
         return None
     return (
-        f"{h['name']} is {100 * h['change']:.1f}% slower in B ({_ms(h['a_ns'])} -> {_ms(h['b_ns'])}),"
+        f"{h['name']} is {100 * h['change']:.1f}% slower in B ({ms(h['a_ns'])} -> {ms(h['b_ns'])}),"
         f" more than --fail-if-slower {100 * threshold:g}%"
     )
 
 
-def _summary(location: str, step_pattern: str | None) -> dict[str, Any]:
-    summary = analysis.summarize(resolve_traces(location), step_pattern=step_pattern, top_k=LISTED_KERNELS)
+def _summary(location: str, args: argparse.Namespace) -> dict[str, Any]:
+    summary = analysis.summarize(
+        summary_input(location), top_k=LISTED_KERNELS, **options.summary_options(args)
+    )
     require_readable(summary, location)
     return summary
 
@@ -114,8 +117,8 @@ def _summary(location: str, step_pattern: str | None) -> dict[str, Any]:
 def cmd_diff(args: argparse.Namespace) -> int:
     if args.top < 1:
         raise ValueError(f"--top must be at least 1, not {args.top}")
-    a = _summary(args.run_a, args.step_pattern)
-    b = _summary(args.run_b, args.step_pattern)
+    a = _summary(args.run_a, args)
+    b = _summary(args.run_b, args)
     d = diff_summaries(a, b, a_location=args.run_a, b_location=args.run_b)
     failure = None if args.fail_if_slower is None else gate(d, args.fail_if_slower)
     if args.html:
@@ -161,10 +164,6 @@ def add_parser(subparsers: Any) -> None:
         help="exit with status 1 when B's mean step time (the span when there are no steps) is more than "
         "PCT%% above A's, e.g. 5%%",
     )
-    p.add_argument(
-        "--step-pattern",
-        default=None,
-        help=f"regex for step annotations (full match; default {analysis.DEFAULT_STEP_PATTERN})",
-    )
+    options.add_summary_options(p)
     p.add_argument("--top", type=int, default=10, help="rows per table (default 10)")
     p.set_defaults(func=cmd_diff)

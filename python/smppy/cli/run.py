@@ -24,7 +24,8 @@ from typing import Any
 from smppy import _smppy, analysis
 from smppy._profiler import Config
 
-PACKAGE_DIR = Path(os.path.abspath(__file__)).parent  # not resolved: a staged package's links stay
+# smppy/, not resolved: a staged package's links stay.
+PACKAGE_DIR = Path(os.path.abspath(__file__)).parent.parent
 SITE_DIR = PACKAGE_DIR / "_run_site"
 LIBSMPROF = PACKAGE_DIR / "libsmprof.so"
 
@@ -102,8 +103,8 @@ def run_command(command: list[str], env: Mapping[str, str]) -> int:
 
 def report(trace_dir: Path, since: float) -> None:
     """Where this run's traces are, and their summary."""
-    from smppy.summary import print_summary
-    from smppy.trace import find_trace_files
+    from smppy.analysis.trace import find_trace_files
+    from smppy.cli.summary import print_summary
 
     files = (
         [f for f in find_trace_files(trace_dir) if f.stat().st_mtime >= since] if trace_dir.exists() else []

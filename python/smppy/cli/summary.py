@@ -9,52 +9,17 @@ import sys
 from typing import Any
 
 from smppy import analysis
-from smppy._inputs import add_summary_arguments, require_readable, summary_input
-from smppy._parallel_summary import add_worker_arguments
-from smppy._torch_auto import INPUT_WAIT
+from smppy.analysis import input_pipeline_wait
+from smppy.analysis._inputs import require_readable, summary_input
+from smppy.cli import options
+from smppy.cli.terminal_text import ms, print_findings, short, table
 from smppy.diagnose import diagnose
-from smppy.diagnose.command import print_findings
 
 TOP_FINDINGS = 3
 
 
-def _ms(ns: float) -> str:
-    return f"{ns / 1e6:.3f} ms"
-
-
-def _table(headers: list[str], rows: list[list[Any]], indent: str = "  ") -> None:
-    cells = [headers] + [[str(c) for c in row] for row in rows]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
-    for n, row in enumerate(cells):
-        print(
-            indent
-            + "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths)))
-        )
-        if n == 0:
-            print(indent + "  ".join("-" * w for w in widths))
-
-
-def _short(name: str, width: int = 60) -> str:
-    return name if len(name) <= width else name[: width - 3] + "..."
-
-
 def _stats_row(label: str, s: dict[str, Any]) -> list[Any]:
-    return [label, s["count"], _ms(s["mean_ns"]), _ms(s["p50_ns"]), _ms(s["p90_ns"]), _ms(s["max_ns"])]
-
-
-def input_pipeline_wait(s: dict[str, Any]) -> dict[str, Any] | None:
-    """The time steps waited for their batches (``InputWait`` annotations,
-    docs/PYTORCH.md): total, count and share of step time; None without any."""
-    wait = next((a["stats"] for a in s["annotations"] if a["name"] == INPUT_WAIT), None)
-    if wait is None:
-        return None
-    step_ns = s["steps"]["stats"]["total_ns"]
-    return {
-        "annotation": INPUT_WAIT,
-        "count": wait["count"],
-        "total_ns": wait["total_ns"],
-        "step_percent": 100.0 * wait["total_ns"] / step_ns if step_ns else None,
-    }
+    return [label, s["count"], ms(s["mean_ns"]), ms(s["p50_ns"]), ms(s["p90_ns"]), ms(s["max_ns"])]
 
 
 def print_summary(s: dict[str, Any], top: int) -> None:
@@ -96,11 +61,11 @@ def print_summary(s: dict[str, Any], top: int) -> None:
                 cpu_pct,
                 r["annotations"],
                 st["count"],
-                _ms(st["mean_ns"]),
-                _ms(st["max_ns"]),
+                ms(st["mean_ns"]),
+                ms(st["max_ns"]),
             ]
         )
-    _table(
+    table(
         ["process", "span", "GPU active", "CPU util", "annotations", "steps", "step mean", "step max"], rows
     )
 
@@ -113,26 +78,26 @@ def print_summary(s: dict[str, Any], top: int) -> None:
             for p in steps["per_rank"]
             if p["stats"]["count"]
         ]
-        _table(["", "count", "mean", "p50", "p90", "max"], stat_rows)
+        table(["", "count", "mean", "p50", "p90", "max"], stat_rows)
         slow = steps["slowest_rank"]
-        print(f"  slowest: {slow['host']} rank {slow['rank']} (mean {_ms(slow['mean_ns'])})")
+        print(f"  slowest: {slow['host']} rank {slow['rank']} (mean {ms(slow['mean_ns'])})")
     wait = input_pipeline_wait(s)
     if wait:
         share = "" if wait["step_percent"] is None else f", {wait['step_percent']:.1f}% of step time"
-        total = _ms(wait["total_ns"])
-        print(f"\ninput-pipeline wait ({INPUT_WAIT}): {total} over {wait['count']} fetches{share}")
+        total = ms(wait["total_ns"])
+        print(f"\ninput-pipeline wait ({wait['annotation']}): {total} over {wait['count']} fetches{share}")
 
     kernels = gpu["kernels"]
     if kernels["count"]:
         for key, title in (("by_time", "time"), ("by_launches", "launches")):
             print(f"\ntop kernels by {title} ({kernels['distinct']} distinct, {kernels['count']} launches):")
             total_time = kernels["time_ns"] or 1
-            _table(
+            table(
                 ["kernel", "time", "share", "launches"],
                 [
                     [
-                        _short(k["name"]),
-                        _ms(k["time_ns"]),
+                        short(k["name"]),
+                        ms(k["time_ns"]),
                         f"{100 * k['time_ns'] / total_time:.1f}%",
                         k["launches"],
                     ]
@@ -142,10 +107,10 @@ def print_summary(s: dict[str, Any], top: int) -> None:
 
     if s["annotations"]:
         print(f"\nannotations (top {min(top, len(s['annotations']))} by total time):")
-        _table(
+        table(
             ["name", "count", "total", "mean", "p50", "p90", "max"],
             [
-                [_short(a["name"], 40), a["stats"]["count"], _ms(a["stats"]["total_ns"])]
+                [short(a["name"], 40), a["stats"]["count"], ms(a["stats"]["total_ns"])]
                 + _stats_row("", a["stats"])[2:]
                 for a in s["annotations"][:top]
             ],
@@ -158,16 +123,7 @@ def print_summary(s: dict[str, Any], top: int) -> None:
 
 
 def cmd_summary(args: argparse.Namespace) -> int:
-    path = summary_input(args.path)
-    s = analysis.summarize(
-        path,
-        step_pattern=args.step_pattern,
-        data_wait_pattern=args.data_wait_pattern,
-        max_profiled_steps=args.max_profiled_steps,
-        top_k=args.top,
-        jobs=args.jobs,
-        scheduler=args.scheduler,
-    )
+    s = analysis.summarize(summary_input(args.path), top_k=args.top, **options.summary_options(args))
     require_readable(s, args.path)
     if args.json:
         findings = [f.to_json() for f in diagnose(s)]
@@ -182,9 +138,8 @@ def cmd_summary(args: argparse.Namespace) -> int:
 
 def add_parser(subparsers: Any) -> None:
     p = subparsers.add_parser("summary", help="job summary: GPU/CPU use, kernels, steps, annotations, drops")
-    p.add_argument("path", help="a trace file, a directory of them (searched recursively) or s3://...")
-    p.add_argument("--json", action="store_true", help="print the summary dict (docs/ANALYSIS.md) as JSON")
-    add_summary_arguments(p)
+    options.add_path(p)
+    options.add_json(p, "the summary dict (docs/ANALYSIS.md)")
+    options.add_summary_options(p)
     p.add_argument("--top", type=int, default=15, help="kernels and annotations to list (default 15)")
-    add_worker_arguments(p)
     p.set_defaults(func=cmd_summary)

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from smppy import _smppy
-from smppy._local_workers import on_local_workers, stays_in_process, task_groups, worker_count
+from smppy.analysis._local_workers import on_local_workers, stays_in_process, task_groups, worker_count
 
 
 class _Group(NamedTuple):

@@ -23,9 +23,9 @@ from typing import Any
 from urllib.parse import quote
 
 from smppy import _smppy
-from smppy._inputs import resolve_traces
-from smppy._local_workers import on_local_workers, stays_in_process, worker_count
 from smppy.analysis import TABLES
+from smppy.analysis._inputs import resolve_traces
+from smppy.analysis._local_workers import on_local_workers, stays_in_process, worker_count
 
 # The hive partition keys, in path order: they are in the folder names, not in the files.
 PARTITION_COLUMNS = ("host", "rank")

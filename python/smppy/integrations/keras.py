@@ -26,8 +26,8 @@ except ImportError as error:
 
 from smppy._profiler import Config
 from smppy._schedule import Schedule
-from smppy._tf_function_check import enable_tf_function_check
-from smppy._training_session import TrainingSession
+from smppy.integrations._tf_function_check import enable_tf_function_check
+from smppy.integrations._training_session import TrainingSession
 
 enable_tf_function_check()
 

@@ -30,7 +30,7 @@ except ImportError as error:
 from smppy import _smppy
 from smppy._profiler import Config
 from smppy._schedule import Schedule
-from smppy._training_session import TrainingSession
+from smppy.integrations._training_session import TrainingSession
 
 # The action around one training batch (lightning.pytorch.loops.training_epoch_loop).
 _TRAINING_BATCH = "run_training_batch"

@@ -28,7 +28,7 @@ except ImportError as error:
 
 from smppy._profiler import Config
 from smppy._schedule import Schedule
-from smppy._training_session import TrainingSession
+from smppy.integrations._training_session import TrainingSession
 
 
 class ProfilerCallback(TrainerCallback):

@@ -2,7 +2,7 @@
 at stop) goes to S3 from one daemon thread, while training goes on.
 
 libsmprof queues the paths of closed files (bounded); this thread takes them one at a time and
-uploads them with ``smppy.upload.upload_file`` (parts one after another on this thread: no worker
+uploads them with ``smppy.storage.upload.upload_file`` (parts one after another on this thread: no worker
 pool that could hold the interpreter at exit). A failed upload is retried with backoff; a file
 that still fails stays on disk, and one warning per process says how to upload it later. At exit
 the thread gets ``UploadExitTimeoutS`` seconds to finish; what is left stays on disk too.
@@ -25,14 +25,14 @@ RETRY_DELAYS_S = (1.0, 2.0, 4.0, 8.0)
 def _import_upload_modules() -> None:
     """Imports, on the thread that starts the uploader, every module the upload thread uses.
 
-    Importing ``concurrent.futures`` (smppy.upload, boto3's transfer layer) registers a
+    Importing ``concurrent.futures`` (smppy.storage.upload, boto3's transfer layer) registers a
     threading exit hook, which Python refuses once interpreter shutdown has begun ("can't
     register atexit after shutdown"). A run that stops and exits before its first upload
     would otherwise make the upload thread import them at exit and lose the file.
     """
     import concurrent.futures.thread  # noqa: F401
 
-    import smppy.upload  # noqa: F401
+    import smppy.storage.upload  # noqa: F401
 
     try:
         import boto3.s3.transfer  # noqa: F401
@@ -42,7 +42,7 @@ def _import_upload_modules() -> None:
 
 class BackgroundUploader:
     def __init__(self, uri: str) -> None:
-        from smppy.s3 import S3Uri
+        from smppy.storage.s3 import S3Uri
 
         _import_upload_modules()
 
@@ -76,7 +76,7 @@ class BackgroundUploader:
                 continue
             try:
                 if client is None:
-                    from smppy.s3 import make_client
+                    from smppy.storage.s3 import make_client
 
                     client = make_client()
                 self._upload(client, Path(path))
@@ -84,8 +84,8 @@ class BackgroundUploader:
                 self._warn([(Path(path), str(e))])
 
     def _upload(self, client: object, path: Path) -> None:
-        from smppy.s3 import S3Error
-        from smppy.upload import TransferOptions, upload_file
+        from smppy.storage.s3 import S3Error
+        from smppy.storage.upload import TransferOptions, upload_file
 
         options = TransferOptions(use_threads=False)
         for delay in (*RETRY_DELAYS_S, None):
@@ -122,7 +122,7 @@ _lock = threading.Lock()
 def ensure(uri: str) -> None:
     """Starts the uploader (once per process; a new URI applies to files closed from now on)."""
     global _uploader
-    from smppy.s3 import S3Uri
+    from smppy.storage.s3 import S3Uri
 
     with _lock:
         if _uploader is None or not _uploader._thread.is_alive():

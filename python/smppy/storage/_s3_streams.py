@@ -8,7 +8,7 @@ footer is longer). The C++ JobReader groups the objects into process streams fro
 files ``s3://bucket/key``, as do those of the mirror (``mirrored_streams``). A worker given a
 stream downloads its objects into a temporary directory, checks each like the mirror does (size,
 ``smprof-sha256``, and the ETag listed), computes the stream's partial summary and removes the
-copies. Both ends use ``smppy.s3.make_client``: the AWS chain of the process that runs them (on a
+copies. Both ends use ``smppy.storage.s3.make_client``: the AWS chain of the process that runs them (on a
 worker, the worker's environment).
 """
 
@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from smppy import _smppy
-from smppy.s3 import S3Error, S3Uri, check_bucket, explain, make_client
-from smppy.s3_cache import cache_root, download, list_trace_objects, mirror
-from smppy.trace import TRACE_SUFFIX
+from smppy.analysis.trace import TRACE_SUFFIX
+from smppy.storage.s3 import S3Error, S3Uri, check_bucket, explain, make_client
+from smppy.storage.s3_cache import cache_root, download, list_trace_objects, mirror
 
 HEAD_BYTES = 64 << 10
 TAIL_BYTES = 64 << 10
@@ -63,7 +63,7 @@ def _ends(client: Any, name: str, size: int, etag: str) -> tuple[bytes, bytes]:
 
 def job_streams(uri: S3Uri, client: Any = None) -> tuple[list[Any], list[str], dict[str, str]]:
     """(streams, warnings, ETag by object name) of the trace objects under ``uri``, read by their
-    ends only. Raises FileNotFoundError if there are none, ``smppy.s3.S3Error`` on S3 problems."""
+    ends only. Raises FileNotFoundError if there are none, ``smppy.storage.s3.S3Error`` on S3 problems."""
     client = client or make_client()
     try:
         check_bucket(client, uri)
@@ -84,7 +84,7 @@ def job_streams(uri: S3Uri, client: Any = None) -> tuple[list[Any], list[str], d
 
 def mirrored_streams(uri: S3Uri) -> tuple[list[Any], list[str]]:
     """(streams, warnings) of the trace objects under ``uri`` mirrored into the local cache
-    (``smppy.s3_cache.mirror``): read from the cache, named ``s3://bucket/key`` as by
+    (``smppy.storage.s3_cache.mirror``): read from the cache, named ``s3://bucket/key`` as by
     ``job_streams``. Raises what ``mirror`` raises."""
     bucket_dir = cache_root() / uri.bucket
     streams, warnings = _smppy.job_streams([str(mirror(uri, root=cache_root()))])

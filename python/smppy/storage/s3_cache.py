@@ -20,10 +20,22 @@ import os
 from pathlib import Path
 from typing import Any
 
-from smppy.s3 import SHA256_METADATA, S3Error, S3Uri, check_bucket, digest_file, explain, head, make_client
-from smppy.trace import TRACE_MAGIC, TRACE_SUFFIX
+from smppy import _smppy
+from smppy.analysis.trace import TRACE_SUFFIX
+from smppy.storage.s3 import (
+    SHA256_METADATA,
+    S3Error,
+    S3Uri,
+    check_bucket,
+    digest_file,
+    explain,
+    head,
+    make_client,
+)
 
 INDEX_NAME = ".smprof-s3-index.json"
+# The first bytes of an object read to tell a trace by its magic bytes (the reader's: has_trace_magic).
+MAGIC_READ_BYTES = 16
 
 
 def cache_root() -> Path:
@@ -47,8 +59,8 @@ def _local_path(bucket_dir: Path, key: str, what: str) -> Path:
 def _is_trace_object(client: Any, bucket: str, key: str) -> bool:
     """True if the object starts with the trace magic bytes (one ranged GET), whatever its name:
     ``smprof upload`` keeps SageMaker Profiler's names (``smpfile_<pid>_<time>.raw``, ...)."""
-    start = client.get_object(Bucket=bucket, Key=key, Range=f"bytes=0-{len(TRACE_MAGIC) - 1}")["Body"].read()
-    return start == TRACE_MAGIC
+    start = client.get_object(Bucket=bucket, Key=key, Range=f"bytes=0-{MAGIC_READ_BYTES - 1}")["Body"].read()
+    return _smppy.has_trace_magic(start)
 
 
 def list_trace_objects(client: Any, uri: S3Uri) -> dict[str, dict[str, Any]]:
@@ -72,7 +84,7 @@ def list_trace_objects(client: Any, uri: S3Uri) -> dict[str, dict[str, Any]]:
 
 def mirror(uri: S3Uri, client: Any = None, root: Path | None = None) -> Path:
     """Brings ``<root>/<bucket>/<prefix>`` up to date with the trace objects under ``uri`` and
-    returns it. Raises FileNotFoundError if there are none, ``smppy.s3.S3Error`` on S3 problems
+    returns it. Raises FileNotFoundError if there are none, ``smppy.storage.s3.S3Error`` on S3 problems
     or when a download does not match its object's checksum."""
     root = root or cache_root()
     client = client or make_client()
