@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from report_benchmark import write_job  # its directory is on sys.path; it adds tests/python
+from report_benchmark import write_job  # its directory is on sys.path
 
 
 class CountingClient:

@@ -17,16 +17,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import tempfile
 import time
 from pathlib import Path
 
+import synthetic_trace as st
 from moto.server import ThreadedMotoServer
-
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests" / "python"))
-import synthetic_trace as st  # noqa: E402
 from smppy.storage.s3 import S3Uri, make_client  # noqa: E402
 from smppy.storage.upload import TransferOptions, upload_directory  # noqa: E402
 
