@@ -23,7 +23,7 @@ import tempfile
 from pathlib import Path
 
 from smppy import analysis
-from smppy.trace import find_trace_files, open_trace
+from smppy.analysis.trace import find_trace_files, open_trace
 
 REPO = Path(__file__).resolve().parents[1]
 SHIFTS_NS = (-(3600 * 10**9 + 123_456_789), 250_000, -1_500_000, 7 * 10**9 + 1, 0)

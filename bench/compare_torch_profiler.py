@@ -43,7 +43,7 @@ floor. The CPU-time overhead is the same with the process's CPU time per step
 every block are not timed (warm-up); the traces hold them.
 
 After the timed part each process reads its own trace: smppy's with
-``smppy.trace`` (every event type: annotations, counter samples, ...; the
+``smppy.analysis.trace`` (every event type: annotations, counter samples, ...; the
 header's list of active collectors), torch.profiler's JSON event by event
 (count and bytes by category; gzip level 6 of the file). Peak RSS is VmHWM,
 read before any trace is analysed. Everything is written under a temporary
@@ -76,7 +76,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import smppy
-import smppy.trace
+import smppy.analysis.trace
 import torch
 import torch._dynamo  # noqa: F401  (the optimizers import it lazily: once here, not in every fork)
 import torch.nn as nn
@@ -247,7 +247,7 @@ def annotations_only_config() -> dict[str, str]:
 def read_smppy(directory: str) -> dict[str, Any]:
     """Bytes on disk, every event by type (counted through ``iter_events``, so
     each event type the reader knows is included), the collectors and drops."""
-    files = smppy.trace.find_trace_files(directory)
+    files = smppy.analysis.trace.find_trace_files(directory)
     out: dict[str, Any] = {
         "files": len(files),
         "bytes": sum(os.path.getsize(p) for p in files),
@@ -258,7 +258,7 @@ def read_smppy(directory: str) -> dict[str, Any]:
         "dropped": 0,
         "problems": [],
     }
-    for event in smppy.trace.iter_events(directory):
+    for event in smppy.analysis.trace.iter_events(directory):
         if event["type"] == "file":
             continue
         out["by_type"][event["type"]] += 1
@@ -267,7 +267,7 @@ def read_smppy(directory: str) -> dict[str, Any]:
         elif event["type"] == "counter":
             out["counters_by_name"][event["name"]] += 1
     for path in files:
-        trace = smppy.trace.open_trace(path)
+        trace = smppy.analysis.trace.open_trace(path)
         out["collectors"] = trace.header.get("collectors", [])
         out["config"] = trace.header.get("config", {})
         for _ in trace.frames():

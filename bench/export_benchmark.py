@@ -5,7 +5,7 @@
     python3 bench/export_benchmark.py --quick    # smoke run, 20 k and 200 k events
     python3 bench/export_benchmark.py --workers  # --jobs 1 against --jobs 2 on 8 ranks (--quick: small)
 
-The trace is one rank file written by libsmprof's TraceWriter (tests/python/synthetic_trace.py):
+The trace is one rank file written by libsmprof's TraceWriter (bench/synthetic_trace.py):
 frames of 65,536 rows, half annotations (4 nesting levels, 64 names), a quarter CUDA launches and a
 quarter kernels on 4 streams with their correlation ids, and a few counters. Each export runs in a
 fresh process; its peak RSS (``wait4``) includes the interpreter, so a child that only imports smppy
@@ -32,10 +32,7 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests" / "python"))
-
-import synthetic_trace as st  # noqa: E402
+import synthetic_trace as st
 
 FRAME_ROWS = 65_536
 NAMES = [f"layer{i}.{part}" for i in range(16) for part in ("forward", "backward", "optimizer", "data")]

@@ -47,7 +47,7 @@ profiler.stop_profiling()
 MEASURE = """
 import json, resource, sys, time
 from smppy import analysis
-from smppy.parquet_export import export_parquet
+from smppy.export.parquet import export_parquet
 started = time.perf_counter()
 if sys.argv[1] == "export":
     rows = export_parquet(sys.argv[2], sys.argv[3], tables=("annotations",),
@@ -99,7 +99,7 @@ def compare_workers(work: Path, quick: bool) -> None:
     """``jobs=1`` against ``jobs=2`` on an 8-rank job: wall time, speedup, peak RSS; same part files."""
     from report_benchmark import EVENTS_PER_STEP, STEPS_PER_FRAME
     from scale_benchmark import PeakMemory
-    from smppy.parquet_export import export_parquet
+    from smppy.export.parquet import export_parquet
 
     ranks = 8
     wanted = (1 if quick else 32) * ranks * STEPS_PER_FRAME * EVENTS_PER_STEP

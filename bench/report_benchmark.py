@@ -4,7 +4,7 @@
     python3 bench/report_benchmark.py            # 1 M and 10 M events, about 3 min
     python3 bench/report_benchmark.py --quick    # 20 k and 200 k events: a smoke run of seconds
 
-Writes a two-rank job with the real TraceWriter (tests/python/synthetic_trace.py): each step is a
+Writes a two-rank job with the real TraceWriter (bench/synthetic_trace.py): each step is a
 ``step`` annotation around four phases, four kernels (names drawn from 200) and a HtoD copy, each
 launched by an API call under the step's annotation, so every event table the report reads is
 full. Events counted: annotation, GPU activity and API call rows. The frames repeat one template
@@ -30,9 +30,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests" / "python"))
 
 STEPS_PER_FRAME = 1_000
 STEP_NS = 2_000_000

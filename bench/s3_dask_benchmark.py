@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from report_benchmark import write_job  # its directory is on sys.path; it adds tests/python
+from report_benchmark import write_job  # its directory is on sys.path
 
 
 class CountingClient:
@@ -50,8 +50,10 @@ def main() -> None:
     import boto3
     from distributed import LocalCluster
     from moto.server import ThreadedMotoServer
-    from smppy import _parallel_summary, _s3_streams, cli
-    from smppy.s3 import S3Uri
+    from smppy import cli
+    from smppy.analysis import _parallel_summary
+    from smppy.storage import _s3_streams
+    from smppy.storage.s3 import S3Uri
 
     work = Path(tempfile.mkdtemp(prefix="smprof-s3-dask-"))
     write_job(work / "job", events=args.events, ranks=args.ranks)

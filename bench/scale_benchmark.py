@@ -41,7 +41,8 @@ from pathlib import Path
 
 import psutil
 from report_benchmark import EVENTS_PER_STEP, STEPS_PER_FRAME, write_job
-from smppy import _parallel_summary, _smppy, analysis
+from smppy import _smppy, analysis
+from smppy.analysis import _parallel_summary
 
 FRAME_EVENTS = STEPS_PER_FRAME * EVENTS_PER_STEP
 MB = 1e6

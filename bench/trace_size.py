@@ -13,7 +13,7 @@ same six names as ``record_function``, Chrome trace exported to a temporary
 directory). All files are written under a temporary directory, removed at exit.
 
 Reported: the smppy trace's bytes on disk, the annotation events read back
-with ``smppy.trace`` (checked against the footer), bytes per event overall
+with ``smppy.analysis.trace`` (checked against the footer), bytes per event overall
 and net of an empty session's file (header and footer), and the same for the
 torch.profiler Chrome trace (raw and gzipped). Step times are medians over
 every step of every pass; each pass runs the three variants in a rotated
@@ -41,7 +41,7 @@ import smppy
 import torch
 import torch.nn as nn
 from bench_common import PHASES, ChromeTrace, Trainer, machine_line, measure_chrome_trace
-from smppy.trace import find_trace_files, open_trace
+from smppy.analysis.trace import find_trace_files, open_trace
 from torch.profiler import ProfilerActivity
 
 NAMES = PHASES

@@ -4,7 +4,7 @@ Against a moto S3 server on loopback (so the network is not the bottleneck and s
 work shows), the same complete trace files are uploaded three ways, each into a fresh prefix:
 
   baseline   boto3 ``upload_file`` of each file, nothing else
-  smprof     ``smppy.upload.upload_directory``: completeness check (reads each file to its
+  smprof     ``smppy.storage.upload.upload_directory``: completeness check (reads each file to its
              footer), SHA-256 (and S3's composite checksum), HEAD before and after
   rerun      ``upload_directory`` again over the same prefix: nothing is sent
 
@@ -17,18 +17,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import tempfile
 import time
 from pathlib import Path
 
+import synthetic_trace as st
 from moto.server import ThreadedMotoServer
-
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests" / "python"))
-import synthetic_trace as st  # noqa: E402
-from smppy.s3 import S3Uri, make_client  # noqa: E402
-from smppy.upload import TransferOptions, upload_directory  # noqa: E402
+from smppy.storage.s3 import S3Uri, make_client  # noqa: E402
+from smppy.storage.upload import TransferOptions, upload_directory  # noqa: E402
 
 MIB = 1024 * 1024
 

@@ -3,7 +3,7 @@
 # stages an importable smppy package there, without installing anything, so
 # several checkouts or build trees can be tried side by side:
 #   eval "$(bash scripts/dev_python.sh build-dev)"   # sets PYTHONPATH
-#   python3 -m pytest tests/python/test_cli.py
+#   python3 -m pytest tests/python/unit/test_cli.py
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:?usage: dev_python.sh BUILD_DIR}

@@ -42,7 +42,7 @@ class Trace:
     """One trace file's events, grouped the way the checks need them."""
 
     def __init__(self, path: str) -> None:
-        from smppy.trace import events, open_trace
+        from smppy.analysis.trace import events, open_trace
 
         trace = open_trace(path)
         self.path = path

@@ -37,7 +37,9 @@ python_packages=(scikit-build-core=scikit_build_core pybind11=pybind11 cmake=cma
                  # TensorFlow in the same process; the framework integrations' tests
                  # (smppy.keras, .lightning, .transformers) and HTA interop
                  "tensorflow-cpu==2.21.0=tensorflow" lightning=lightning transformers=transformers accelerate=accelerate
-                 holistictraceanalysis=hta psutil=psutil)  # HTA imports psutil without requiring it
+                 holistictraceanalysis=hta psutil=psutil  # HTA imports psutil without requiring it
+                 # _smppy.pyi: generated from the extension, checked against it by mypy's stubtest
+                 "pybind11-stubgen==3.0.0=pybind11_stubgen" "mypy==2.4.1=mypy")  # pinned: the stub is compared byte for byte
 to_install=()
 for entry in "${python_packages[@]}"; do
   python3 -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('${entry##*=}') is None)" 2>/dev/null \

@@ -46,4 +46,4 @@ echo "== Python"
 python3 bench/export_benchmark.py --quick >/dev/null
 python3 bench/report_benchmark.py --quick >/dev/null
 python3 bench/partial_summary_benchmark.py --quick >/dev/null  # fails if partials differ from the direct summary
-python3 -m pytest tests/python -q
+python3 -m pytest tests/python -q --durations=25

@@ -118,6 +118,8 @@ class SMProfiler:
         self._step_handle = 0  # the open ProfilerStep#N / ProfilerWarmup#N annotation
         self._manual_steps = False
         self._auto_steps = False  # the PyTorch hooks act (TorchAutoSteps=1, armed)
+        # Every key's effective value, as libsmprof resolves it, at the last start; None before.
+        self._resolved: dict[str, str] | None = None
 
     @classmethod
     def instance(cls) -> SMProfiler:
@@ -221,7 +223,8 @@ class SMProfiler:
             if self._armed and (_smppy.is_profiling() or self._schedule.enabled):
                 message = "profiling is already running; ignored"
             else:
-                self._schedule = self._schedule_override or _schedule_from(self._config)
+                self._resolved = _smppy.resolve_config(_encoded(self._config))
+                self._schedule = self._schedule_override or _schedule_from(self._resolved)
                 self._armed = True
                 self._step_num = 0
                 self._action = self._schedule.action(0)
@@ -229,7 +232,7 @@ class SMProfiler:
                     message = self._start_session()
                 if open_first_step and (self._schedule.enabled or self._manual_steps):
                     self._begin_step()
-                self._auto_steps = _effective(self._config, "TorchAutoSteps").lower() in _TRUE
+                self._auto_steps = self._resolved["TorchAutoSteps"].lower() in _TRUE
                 if self._auto_steps:
                     message = message or self._enable_torch_hooks()
             if not self._exit_hook:
@@ -241,10 +244,10 @@ class SMProfiler:
 
     def _enable_torch_hooks(self) -> str | None:
         """Install the automatic PyTorch hooks; a message if this torch lacks what they need."""
-        from smppy import _torch_auto
+        from smppy.integrations import _torch_auto
 
         try:
-            _torch_auto.enable(self, int(_effective(self._config, "TorchModuleDepth")))
+            _torch_auto.enable(self, int(self._setting("TorchModuleDepth")))
         except Exception as e:  # an unexpected torch: the training goes on, without the hooks
             self._auto_steps = False
             return f"TorchAutoSteps: the PyTorch hooks could not be installed ({type(e).__name__}: {e})"
@@ -298,9 +301,9 @@ class SMProfiler:
             self._step_handle = 0
 
     def _start_session(self) -> str | None:
-        upload_uri = _effective(self._config, "UploadUri")
+        upload_uri = self._setting("UploadUri")
         if upload_uri:
-            from smppy import _background_upload
+            from smppy.storage import _background_upload
 
             _background_upload.ensure(upload_uri)
         message = _smppy.start(_encoded(self._config))
@@ -308,38 +311,27 @@ class SMProfiler:
             self._align_clocks("start")
         return message
 
+    def _setting(self, key: str) -> str:
+        """A key's effective value for the armed (or last) run: libsmprof's resolution (config, else
+        environment, else default), taken at start."""
+        if self._resolved is None:
+            self._resolved = _smppy.resolve_config(_encoded(self._config))
+        return self._resolved[key]
+
     def _align_clocks(self, phase: str) -> None:
         """A clock-alignment round with rank 0 if torch.distributed is initialised (ClockAlignTimeoutS)."""
-        timeout_s = int(_effective(self._config, "ClockAlignTimeoutS"))
+        timeout_s = int(self._setting("ClockAlignTimeoutS"))
         if timeout_s > 0:
             _clock_alignment.align_automatically(phase, timeout_s)
 
 
-def _schedule_from(config: Mapping[str, str]) -> Schedule:
-    """The schedule the ``Schedule*`` keys (config, else environment) describe."""
-    fields = {
-        field: int(config.get(key, os.environ.get(env, "0"))) for key, (env, field) in SCHEDULE_KEYS.items()
-    }
-    return Schedule(**fields)
+def _schedule_from(resolved: Mapping[str, str]) -> Schedule:
+    """The schedule the ``Schedule*`` keys describe (``resolved``: libsmprof's effective values)."""
+    return Schedule(**{field: int(resolved[key]) for key, field in SCHEDULE_KEYS.items()})
 
 
-# Keys that libsmprof only records and this package acts on: (environment variable, default).
-_PYTHON_SIDE_KEYS = {
-    "UploadUri": ("SMP_UPLOAD_URI", ""),
-    "UploadExitTimeoutS": ("SMP_UPLOAD_EXIT_TIMEOUT_S", "120"),
-    "TorchAutoSteps": ("SMP_TORCH_AUTO_STEPS", "0"),
-    "TorchModuleDepth": ("SMP_TORCH_MODULE_DEPTH", "0"),
-    "ClockAlignTimeoutS": ("SMP_CLOCK_ALIGN_TIMEOUT_S", "10"),
-}
-
-
+# The spellings of true that libsmprof accepts for a boolean key (the others mean false).
 _TRUE = ("1", "true", "yes", "on")
-
-
-def _effective(config: Mapping[str, str], key: str) -> str:
-    """A key's value as libsmprof resolves it: the config, else the environment, else the default."""
-    env_name, default = _PYTHON_SIDE_KEYS[key]
-    return config.get(key, os.environ.get(env_name, default))
 
 
 def _stop_at_exit() -> None:
@@ -350,11 +342,12 @@ def _stop_at_exit() -> None:
         profiler._auto_steps = False
     if _smppy.is_profiling():
         _smppy.stop()
-    from smppy import _background_upload
+    if profiler._resolved is None:  # never started: no uploader either
+        return
+    from smppy.storage import _background_upload
 
     # The last file of the session is queued now: give the uploader a bounded time.
-    config = SMProfiler.instance()._config
-    _background_upload.finish(float(_effective(config, "UploadExitTimeoutS")))
+    _background_upload.finish(float(profiler._resolved["UploadExitTimeoutS"]))
 
 
 class _ForkHook:

@@ -67,11 +67,11 @@ def schedule(*, wait: int, warmup: int, active: int, repeat: int = 0, skip_first
     return Schedule(wait=wait, warmup=warmup, active=active, repeat=repeat, skip_first=skip_first)
 
 
-# Config keys of the schedule: (environment variable, Schedule field).
+# Config keys of the schedule and their Schedule fields (libsmprof owns their defaults and variables).
 SCHEDULE_KEYS = {
-    "ScheduleWait": ("SMP_SCHEDULE_WAIT", "wait"),
-    "ScheduleWarmup": ("SMP_SCHEDULE_WARMUP", "warmup"),
-    "ScheduleActive": ("SMP_SCHEDULE_ACTIVE", "active"),
-    "ScheduleRepeat": ("SMP_SCHEDULE_REPEAT", "repeat"),
-    "ScheduleSkipFirst": ("SMP_SCHEDULE_SKIP_FIRST", "skip_first"),
+    "ScheduleWait": "wait",
+    "ScheduleWarmup": "warmup",
+    "ScheduleActive": "active",
+    "ScheduleRepeat": "repeat",
+    "ScheduleSkipFirst": "skip_first",
 }

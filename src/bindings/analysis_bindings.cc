@@ -299,7 +299,7 @@ void BindAnalysis(py::module_& m) {
   m.def("table_schema", &TableSchema,
         "{table: [(column, 'int64' | 'float64' | 'string')]}: the columns of read_tables, in order.");
   m.def("read_table_batches", &ReadTableBatches, py::arg("paths"), py::arg("step_pattern") = "",
-        py::arg("tables") = std::set<std::string>(), py::arg("batch_rows") = 65536, py::arg("on_batch"),
+        py::arg("tables") = std::set<std::string>(), py::arg("batch_rows") = 65536, py::kw_only(), py::arg("on_batch"),
         py::arg("on_stream_end"),
         "The rows of read_tables streamed in batches: on_batch(table, stream, columns) with at most "
         "`batch_rows` rows of one process stream (numbers as NumPy arrays, strings as lists), "
@@ -349,7 +349,7 @@ void BindAnalysis(py::module_& m) {
             return s;
           }));
   m.def("read_stream_table_batches", &ReadStreamTableBatches, py::arg("streams"), py::arg("step_pattern") = "",
-        py::arg("tables") = std::set<std::string>(), py::arg("batch_rows") = 65536, py::arg("on_batch"),
+        py::arg("tables") = std::set<std::string>(), py::arg("batch_rows") = 65536, py::kw_only(), py::arg("on_batch"),
         py::arg("on_stream_end"),
         "read_table_batches for some process streams of a job (ProcessStream, from job_streams): what a "
         "worker process of a parallel Parquet export reads.");

@@ -78,6 +78,17 @@ PYBIND11_MODULE(_smppy, m) {
         return Check(status);
       },
       "Stops the session; returns None, or a message if none is running.");
+  m.def(
+      "resolve_config",
+      [](const std::map<std::string, std::string>& values) {
+        smprof::internal::ResolvedConfig resolved;
+        Check(smprof::internal::ResolveConfig(ToConfig(values), smprof::internal::ProcessEnv(), &resolved));
+        py::dict effective;
+        for (const auto& [key, value] : resolved.effective) effective[smppy::Text(key)] = smppy::Text(value);
+        return effective;
+      },
+      "Every key's effective value as libsmprof resolves it (config, else environment, else default); raises "
+      "ValueError naming a bad key or value.");
   m.def("is_profiling", &smprof::IsProfiling);
   m.def(
       "record_clock_alignment",

@@ -3,9 +3,11 @@
 #include <pybind11/stl.h>
 
 #include <memory>
+#include <string_view>
 
 #include "bindings/gpu_frame_dict.h"
 #include "bindings/text.h"
+#include "trace/file_format.h"
 #include "trace/frame_codec.h"
 #include "trace/trace_reader.h"
 
@@ -227,6 +229,16 @@ class TraceFile {
 }  // namespace
 
 void BindTraceFile(py::module_& m) {
+  // bytes first: pybind11's str argument would take bytes too.
+  m.def(
+      "has_trace_magic",
+      [](const py::bytes& start) {
+        constexpr std::size_t kMagicSize = sizeof(smprof::trace_format::kMagic) - 1;  // without the version
+        const std::string_view bytes(start);
+        return bytes.size() >= kMagicSize &&
+               bytes.compare(0, kMagicSize, smprof::trace_format::kMagic, kMagicSize) == 0;
+      },
+      py::arg("start"), "True if these bytes (a file's first 16 or more) start like an smprof trace.");
   m.def("has_trace_magic", &smprof::internal::HasTraceMagic, py::arg("path"),
         "True if the file starts like an smprof trace (its magic bytes), whatever its name.");
   py::class_<TraceFile>(m, "TraceFile", "One rank file, read frame by frame.")

@@ -13,12 +13,16 @@ from typing import Any
 
 import pytest
 import smppy
-from partial_summaries import summaries_via_partials
 from smppy import _smppy
-from smppy.trace import annotation_events, find_trace_files, open_trace
-from timeline_parts import timelines_via_parts
+from smppy.analysis.trace import annotation_events, find_trace_files, open_trace
 
 REPO = Path(__file__).resolve().parents[2]
+# The tests' shared helpers (support/) and the synthetic trace writer the benchmarks share with them
+# (bench/synthetic_trace.py) are imported by module name.
+sys.path[:0] = [str(Path(__file__).resolve().parent / "support"), str(REPO / "bench")]
+
+from partial_summaries import summaries_via_partials  # noqa: E402
+from timeline_parts import timelines_via_parts  # noqa: E402
 
 # One annotated training step, both API styles, for scripts run with
 # ``run_python`` (model, opt, x, y defined; indented for a loop body).

@@ -1,0 +1,79 @@
+"""The options the ``smprof`` commands share, each defined once (pip's ``cli/cmdoptions.py``): a
+command adds them with these functions, so ``--jobs`` or ``--step-pattern`` means the same
+everywhere and no analysis command lacks one."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from smppy import analysis
+from smppy.analysis._parallel_summary import SCHEDULER_ENV
+
+
+def add_path(parser: argparse.ArgumentParser, *, s3: bool = True) -> None:
+    """The location of the traces: a file, a directory searched recursively, or ``s3://...``."""
+    where = "a trace file, a directory of them (searched recursively)"
+    parser.add_argument("path", help=where + (" or s3://..." if s3 else ""))
+
+
+def add_json(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument("--json", action="store_true", help=f"print {what} as JSON")
+
+
+def add_jobs(parser: argparse.ArgumentParser, work: str) -> None:
+    """``--jobs``: the worker processes that do ``work`` on the job's streams."""
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=None,
+        help=f"worker processes that {work} (default: the usable cores from 4 MiB of traces)",
+    )
+
+
+def add_scheduler(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--scheduler",
+        default=None,
+        help=f"summarize on the Dask cluster at this scheduler, tcp://HOST:PORT (default ${SCHEDULER_ENV})",
+    )
+
+
+def add_step_pattern(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--step-pattern",
+        default=None,
+        help=f"regex for step annotations (full match; default {analysis.DEFAULT_STEP_PATTERN})",
+    )
+
+
+def add_summary_options(parser: argparse.ArgumentParser) -> None:
+    """What every command that summarizes a job takes: the name patterns, the step list length, and
+    where the summary runs (``--jobs``, ``--scheduler``). ``summary_options(args)`` reads them."""
+    add_step_pattern(parser)
+    parser.add_argument(
+        "--data-wait-pattern",
+        default=None,
+        help="regex for annotations during which the host waits for input data "
+        f"(full match; default {analysis.DEFAULT_DATA_WAIT_PATTERN})",
+    )
+    parser.add_argument(
+        "--max-profiled-steps",
+        type=int,
+        default=analysis.DEFAULT_MAX_PROFILED_STEPS,
+        help="steps per process listed one by one in the summary's step_profile "
+        f"(the totals count every step; default {analysis.DEFAULT_MAX_PROFILED_STEPS})",
+    )
+    add_jobs(parser, "summarize streams")
+    add_scheduler(parser)
+
+
+def summary_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The ``analysis.summarize`` keyword arguments of ``add_summary_options``' options."""
+    return {
+        "step_pattern": args.step_pattern,
+        "data_wait_pattern": args.data_wait_pattern,
+        "max_profiled_steps": args.max_profiled_steps,
+        "jobs": args.jobs,
+        "scheduler": args.scheduler,
+    }

@@ -1,0 +1,168 @@
+"""``smprof run [--set Key=Value ...] [-o DIR] -- COMMAND ...``: profile an
+unmodified program and every Python process it starts (docs/RUN.md).
+
+Settings travel as SMP_* environment variables, the ones the API reads.
+Python processes start profiling at interpreter start-up through the
+``sitecustomize`` in ``smppy/_run_site`` (put first on PYTHONPATH); the
+command itself, when it is a native program, through libsmprof on
+LD_PRELOAD. At the end: where the traces are, the job's summary, and the
+program's exit code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from smppy import _smppy, analysis
+from smppy._profiler import Config
+
+# smppy/, not resolved: a staged package's links stay.
+PACKAGE_DIR = Path(os.path.abspath(__file__)).parent.parent
+SITE_DIR = PACKAGE_DIR / "_run_site"
+LIBSMPROF = PACKAGE_DIR / "libsmprof.so"
+
+# What `smprof run` sets unless the user does (--set or the environment).
+RUN_DEFAULTS = {"TorchAutoSteps": "1", "EnableForkFollow": "1"}
+NATIVE_CHOICES = ("top", "all", "none")
+
+
+def parse_settings(pairs: list[str]) -> dict[str, str]:
+    """``Key=Value`` pairs, validated; ValueError names a bad one."""
+    settings: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise ValueError(f"--set takes Key=Value, not {pair!r}; keys: {', '.join(Config.keys())}")
+        settings[key] = value
+    Config(settings).validated()
+    return settings
+
+
+def job_environment(
+    base: Mapping[str, str], settings: Mapping[str, str], output_dir: Path, explicit_output: bool, native: str
+) -> dict[str, str]:
+    """The environment of the profiled command. Precedence: --set, then -o,
+    then the caller's SMP_* variables, then ``RUN_DEFAULTS``."""
+    env = dict(base)
+    for key, value in RUN_DEFAULTS.items():
+        env.setdefault(_smppy.config_env_name(key), value)
+    env.setdefault("SMP_JOB_NAME", output_dir.name)
+    record_file = str(output_dir / "%h" / "rank%r_pid%p_%t.smprof")
+    if explicit_output:
+        env["SMP_RECORD_FILE"] = record_file
+    else:
+        env.setdefault("SMP_RECORD_FILE", record_file)
+    env.update({_smppy.config_env_name(key): value for key, value in settings.items()})
+    env["SMP_RUN"] = "1"
+    env["SMP_RUN_NATIVE"] = native
+    env["SMP_RUN_LAUNCHER_PID"] = str(os.getpid())
+    env["SMP_RUN_SMPPY_PATH"] = str(PACKAGE_DIR.parent)  # the bootstrap imports this smppy
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(SITE_DIR)] + ([base["PYTHONPATH"]] if base.get("PYTHONPATH") else [])
+    )
+    if native != "none":
+        env["LD_PRELOAD"] = " ".join(
+            [str(LIBSMPROF)] + ([base["LD_PRELOAD"]] if base.get("LD_PRELOAD") else [])
+        )
+    return env
+
+
+def trace_directory(env: Mapping[str, str]) -> Path:
+    """The directory that holds every trace file: RecordFile's part before its first %-field."""
+    pattern = env["SMP_RECORD_FILE"]
+    fixed = pattern.split("%", 1)[0]
+    return Path(fixed if fixed.endswith("/") else os.path.dirname(fixed) or ".").resolve()
+
+
+def run_command(command: list[str], env: Mapping[str, str]) -> int:
+    """Run ``command`` and return its exit code (128+N when signal N ended
+    it). Ctrl-C reaches the command from the terminal (this process waits
+    on); SIGTERM is passed on."""
+    try:
+        child = subprocess.Popen(command, env=dict(env))
+    except OSError as e:
+        print(f"smprof run: cannot start {command[0]!r}: {e}", file=sys.stderr)
+        return 127
+    previous_int = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    previous_term = signal.signal(signal.SIGTERM, lambda signum, _frame: child.send_signal(signum))
+    try:
+        code = child.wait()
+    finally:
+        signal.signal(signal.SIGINT, previous_int)
+        signal.signal(signal.SIGTERM, previous_term)
+    return 128 - code if code < 0 else code
+
+
+def report(trace_dir: Path, since: float) -> None:
+    """Where this run's traces are, and their summary."""
+    from smppy.analysis.trace import find_trace_files
+    from smppy.cli.summary import print_summary
+
+    files = (
+        [f for f in find_trace_files(trace_dir) if f.stat().st_mtime >= since] if trace_dir.exists() else []
+    )
+    if not files:
+        print(f"smprof run: no trace files were written under {trace_dir}", file=sys.stderr)
+        return
+    print(f"\nsmprof run: {len(files)} trace file(s) under {trace_dir}")
+    print_summary(analysis.summarize([str(f) for f in files]), top=10)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not command:
+        raise ValueError(
+            "smprof run needs a command: smprof run [--set Key=Value ...] [-o DIR] -- COMMAND ..."
+        )
+    settings = parse_settings(args.set)
+    if args.output and "RecordFile" in settings:
+        raise ValueError("smprof run: give -o DIR or --set RecordFile=..., not both")
+    output_dir = Path(
+        args.output or f"smprof-out/run-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
+    ).resolve()
+    env = job_environment(os.environ, settings, output_dir, bool(args.output), args.native)
+    started = time.time() - 1
+    code = run_command(command, env)
+    if not args.no_summary:
+        report(trace_directory(env), started)
+    return code
+
+
+def add_parser(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "run",
+        help="profile an unmodified program and every Python process it starts",
+        description="Profile COMMAND and every Python process it starts (docs/RUN.md); "
+        "print where the traces are and their summary; exit with COMMAND's exit code.",
+    )
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="Key=Value",
+        help="a config key (docs/CONFIG.md), as SMP_* environment variables would set it; repeatable",
+    )
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="DIR",
+        help="directory for the trace files (default smprof-out/run-TIME-PID); sets RecordFile",
+    )
+    p.add_argument(
+        "--native",
+        choices=NATIVE_CHOICES,
+        default="top",
+        help="native (non-Python) processes to profile through LD_PRELOAD: the command itself "
+        "(top, the default), every one (all), or none",
+    )
+    p.add_argument("--no-summary", action="store_true", help="do not print the summary at the end")
+    p.add_argument("command", nargs=argparse.REMAINDER, help="-- then the command and its arguments")
+    p.set_defaults(func=cmd_run)

@@ -1,0 +1,145 @@
+"""``smprof summary DIR``: the job summary (docs/ANALYSIS.md) as terminal
+tables per job and per rank, or as JSON with ``--json``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from smppy import analysis
+from smppy.analysis import input_pipeline_wait
+from smppy.analysis._inputs import require_readable, summary_input
+from smppy.cli import options
+from smppy.cli.terminal_text import ms, print_findings, short, table
+from smppy.diagnose import diagnose
+
+TOP_FINDINGS = 3
+
+
+def _stats_row(label: str, s: dict[str, Any]) -> list[Any]:
+    return [label, s["count"], ms(s["mean_ns"]), ms(s["p50_ns"]), ms(s["p90_ns"]), ms(s["max_ns"])]
+
+
+def print_summary(s: dict[str, Any], top: int) -> None:
+    job = s["job"]
+    print(
+        f"job {', '.join(job['jobs']) or '-'}: {len(job['hosts'])} host(s), ranks {job['ranks']}, "
+        f"{len(job['files'])} file(s), span {job['span_ns'] / 1e9:.3f} s"
+    )
+    findings = diagnose(s)
+    if findings:
+        print(f"\ntop findings (smprof diagnose for all {len(findings)}):")
+        print_findings(findings, TOP_FINDINGS)
+        print()
+    gpu, cpu = s["gpu"], s["cpu"]
+    if gpu["reason"]:
+        print(f"GPU: {gpu['reason']}")
+    else:
+        print(f"GPU active: {gpu['active_percent']:.1f}% ({gpu['active_ns'] / 1e9:.3f} s over all GPUs)")
+    if cpu["reason"]:
+        print(f"CPU: {cpu['reason']}")
+    for host in cpu["hosts"]:
+        print(
+            f"CPU {host['host']}: utilization {host['utilization_percent']:.1f}%, "
+            f"active {host['active_ns'] / 1e9:.3f} core-s over {len(host['cores'])} core(s)"
+        )
+
+    print("\nper rank:")
+    rows = []
+    for r in s["ranks"]:
+        cpu_pct = "-" if r["cpu_utilization_percent"] is None else f"{r['cpu_utilization_percent']:.1f}%"
+        st = r["steps"]
+        rows.append(
+            [
+                f"{r['host']} rank {r['rank']}"
+                + (f" worker of pid {r['worker_of_pid']}" if r["worker_of_pid"] else "")
+                + f" pid {r['pid']}",
+                f"{r['span_ns'] / 1e9:.3f} s",
+                f"{r['gpu_active_percent']:.1f}%",
+                cpu_pct,
+                r["annotations"],
+                st["count"],
+                ms(st["mean_ns"]),
+                ms(st["max_ns"]),
+            ]
+        )
+    table(
+        ["process", "span", "GPU active", "CPU util", "annotations", "steps", "step mean", "step max"], rows
+    )
+
+    steps = s["steps"]
+    if steps["stats"]["count"]:
+        print(f"\nsteps (pattern {steps['pattern']}):")
+        stat_rows = [_stats_row("all ranks", steps["stats"])]
+        stat_rows += [
+            _stats_row(f"{p['host']} rank {p['rank']}", p["stats"])
+            for p in steps["per_rank"]
+            if p["stats"]["count"]
+        ]
+        table(["", "count", "mean", "p50", "p90", "max"], stat_rows)
+        slow = steps["slowest_rank"]
+        print(f"  slowest: {slow['host']} rank {slow['rank']} (mean {ms(slow['mean_ns'])})")
+    wait = input_pipeline_wait(s)
+    if wait:
+        share = "" if wait["step_percent"] is None else f", {wait['step_percent']:.1f}% of step time"
+        total = ms(wait["total_ns"])
+        print(f"\ninput-pipeline wait ({wait['annotation']}): {total} over {wait['count']} fetches{share}")
+
+    kernels = gpu["kernels"]
+    if kernels["count"]:
+        for key, title in (("by_time", "time"), ("by_launches", "launches")):
+            print(f"\ntop kernels by {title} ({kernels['distinct']} distinct, {kernels['count']} launches):")
+            total_time = kernels["time_ns"] or 1
+            table(
+                ["kernel", "time", "share", "launches"],
+                [
+                    [
+                        short(k["name"]),
+                        ms(k["time_ns"]),
+                        f"{100 * k['time_ns'] / total_time:.1f}%",
+                        k["launches"],
+                    ]
+                    for k in kernels[key][: top + 1]
+                ],
+            )
+
+    if s["annotations"]:
+        print(f"\nannotations (top {min(top, len(s['annotations']))} by total time):")
+        table(
+            ["name", "count", "total", "mean", "p50", "p90", "max"],
+            [
+                [short(a["name"], 40), a["stats"]["count"], ms(a["stats"]["total_ns"])]
+                + _stats_row("", a["stats"])[2:]
+                for a in s["annotations"][:top]
+            ],
+        )
+
+    drops = {k: v for k, v in s["drops"].items() if v}
+    print("\ndrops: " + (", ".join(f"{k} {v}" for k, v in drops.items()) if drops else "none"))
+    for w in s["warnings"]:
+        print(f"warning: {w}")
+
+
+def cmd_summary(args: argparse.Namespace) -> int:
+    s = analysis.summarize(summary_input(args.path), top_k=args.top, **options.summary_options(args))
+    require_readable(s, args.path)
+    if args.json:
+        findings = [f.to_json() for f in diagnose(s)]
+        json.dump(
+            {**s, "input_pipeline_wait": input_pipeline_wait(s), "findings": findings}, sys.stdout, indent=1
+        )
+        print()
+    else:
+        print_summary(s, args.top)
+    return 0
+
+
+def add_parser(subparsers: Any) -> None:
+    p = subparsers.add_parser("summary", help="job summary: GPU/CPU use, kernels, steps, annotations, drops")
+    options.add_path(p)
+    options.add_json(p, "the summary dict (docs/ANALYSIS.md)")
+    options.add_summary_options(p)
+    p.add_argument("--top", type=int, default=15, help="kernels and annotations to list (default 15)")
+    p.set_defaults(func=cmd_summary)

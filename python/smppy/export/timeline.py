@@ -1,0 +1,134 @@
+"""The job's timeline for ui.perfetto.dev and chrome://tracing (``smprof export DIR --format
+chrome|perfetto -o FILE``, docs/EXPORT.md).
+
+The C++ exporters (``_smppy.export_timeline``) stream the rank files frame by frame, in this process or
+in parts on worker processes (``_parallel_timeline.py``, ``jobs``); this module finds the files and turns
+ranks, a ``start``/``end`` window and a step range into a rank list and a wall-clock window.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from smppy import _smppy
+from smppy.analysis._inputs import resolve_traces
+from smppy.analysis._local_workers import worker_count
+from smppy.analysis.trace import find_trace_files
+from smppy.export._parallel_timeline import export_on_workers
+
+TIMELINE_FORMATS = ("chrome", "perfetto")
+# --start/--end values at least this large are absolute wall-clock times (ns since the Unix epoch);
+# smaller ones are seconds since the job's start (1e12 s is 31,000 years: never a relative time).
+ABSOLUTE_NS_THRESHOLD = 1e12
+
+
+def parse_int_ranges(text: str, what: str) -> list[int]:
+    """``"0,2-3"`` -> ``[0, 2, 3]``; a ValueError naming ``what`` otherwise."""
+    values: list[int] = []
+    for part in text.split(","):
+        lo, sep, hi = part.strip().partition("-")
+        try:
+            first = int(lo)
+            last = int(hi) if sep else first
+        except ValueError:
+            raise ValueError(f"{what}: '{part}' is not N or N-M (e.g. 0,2-3)") from None
+        if last < first:
+            raise ValueError(f"{what}: range '{part}' ends before it starts")
+        values.extend(range(first, last + 1))
+    return values
+
+
+def job_start_wall_ns(files: list[Path]) -> int:
+    """The earliest session start (wall clock, ns; each process on its corrected clock) among the rank
+    files: the origin of relative times."""
+    return _smppy.job_start_wall_ns([os.fspath(f) for f in files])
+
+
+def time_arg(text: str) -> float:
+    """A ``--start``/``--end`` argument: an int stays exact (wall-clock ns), anything else is a float."""
+    try:
+        return int(text)
+    except ValueError:
+        return float(text)
+
+
+def window_bound_ns(value: float, job_start_ns: int) -> int:
+    """A ``--start``/``--end`` value as absolute wall-clock ns (see ABSOLUTE_NS_THRESHOLD)."""
+    if value >= ABSOLUTE_NS_THRESHOLD:
+        return int(value)
+    return job_start_ns + round(value * 1e9)
+
+
+def step_window_ns(path: Path, first: int, last: int, ranks: list[int] | None) -> tuple[int, int]:
+    """From the start of step ``first`` to the end of step ``last``, over the selected ranks
+    (``smppy.analysis`` finds the steps)."""
+    from smppy import analysis
+
+    steps = analysis.load(os.fspath(path), tables=("steps",)).steps
+    columns = steps.to_dict("list") if hasattr(steps, "to_dict") else steps
+    starts, ends = [], []
+    for rank, step, start, end in zip(
+        columns["rank"], columns["step"], columns["start_wall_ns"], columns["end_wall_ns"]
+    ):
+        if first <= step <= last and (not ranks or rank in ranks):
+            starts.append(start)
+            ends.append(end)
+    if not starts:
+        raise ValueError(
+            f"--steps: no step {first}-{last} in {path}" + (f" for ranks {ranks}" if ranks else "")
+        )
+    return int(min(starts)), int(max(ends))
+
+
+def export_timeline(
+    location: str | os.PathLike[str],
+    output: str | os.PathLike[str],
+    *,
+    format: str = "chrome",
+    ranks: list[int] | None = None,
+    start: float | None = None,
+    end: float | None = None,
+    steps: tuple[int, int] | None = None,
+    gpu_utilization_max_buckets: int = 10_000,
+    jobs: int | None = None,
+) -> dict[str, Any]:
+    """Writes the timeline of the traces at ``location`` to ``output`` (gzip-compressed when it ends
+    in ``.gz``; its folder is created if missing) and returns what went in: counts, warnings, ``file_bytes``.
+
+    ``start``/``end``: seconds since the job's start, or absolute wall-clock ns (>= 1e12).
+    ``steps``: (first, last) step numbers; the window runs from the first's start to the last's end.
+    ``jobs``: worker processes that write the rank processes' parts (default: the usable cores, from
+    4 MiB of traces); 1 exports in this process. The file is the same to the byte whichever way.
+    """
+    if format not in TIMELINE_FORMATS:
+        raise ValueError(f"format must be one of: {', '.join(TIMELINE_FORMATS)} (got '{format}')")
+    path = resolve_traces(os.fspath(location))
+    files = find_trace_files(path)
+    start_ns = end_ns = None
+    if start is not None or end is not None:
+        origin = job_start_wall_ns(files)
+        start_ns = None if start is None else window_bound_ns(start, origin)
+        end_ns = None if end is None else window_bound_ns(end, origin)
+    if steps is not None:
+        step_start, step_end = step_window_ns(path, steps[0], steps[1], ranks)
+        start_ns = step_start if start_ns is None else max(start_ns, step_start)
+        end_ns = step_end if end_ns is None else min(end_ns, step_end)
+    if start_ns is not None and end_ns is not None and end_ns < start_ns:
+        raise ValueError("the window is empty: --end is before --start")
+    out = os.fspath(output)
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    paths = [os.fspath(f) for f in files]
+    gzip = out.endswith(".gz")
+    options = {
+        "ranks": ranks or [],
+        "start_wall_ns": start_ns,
+        "end_wall_ns": end_ns,
+        "gpu_utilization_max_buckets": gpu_utilization_max_buckets,
+    }
+    if worker_count(jobs) > 1:
+        result = export_on_workers(paths, out, format, gzip, jobs, options)
+        if result is not None:
+            return result
+    return _smppy.export_timeline(paths, out, format, gzip=gzip, **options)

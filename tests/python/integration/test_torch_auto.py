@@ -1,0 +1,76 @@
+"""Automatic PyTorch mode: optimizer steps as ProfilerStep#N, InputWait, DataLoaderFetch, Backward,
+module scopes."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import smppy
+import torch
+from conftest import read_annotations, start_session
+
+pytestmark = [pytest.mark.torch]
+
+BATCHES = 3
+
+
+def _train(profiler_steps: bool = False) -> None:
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    data = torch.utils.data.TensorDataset(torch.randn(BATCHES * 4, 4), torch.randint(0, 2, (BATCHES * 4,)))
+    for x, y in torch.utils.data.DataLoader(data, batch_size=4):
+        opt.zero_grad()
+        torch.nn.functional.cross_entropy(model(x), y).backward()
+        opt.step()
+        if profiler_steps:
+            smppy.SMProfiler.instance().step()
+
+
+def _names(trace_dir: Path) -> list[str]:
+    return [e["name"] for e in sorted(read_annotations(trace_dir), key=lambda e: e["ts_ns"])]
+
+
+def test_optimizer_steps_input_wait_and_backward(trace_dir: Path) -> None:
+    profiler = start_session(trace_dir, TorchAutoSteps="1")
+    _train()
+    profiler.stop_profiling()
+    events = read_annotations(trace_dir)
+    counts = Counter(e["name"] for e in events)
+    # The last __next__ ends the epoch (StopIteration) and opens step 3, closed by stop.
+    steps = {f"ProfilerStep#{n}": 1 for n in range(BATCHES + 1)}
+    assert counts == {"InputWait": BATCHES + 1, "DataLoaderFetch": BATCHES, "Backward": BATCHES, **steps}
+    by_name = {e["name"]: e for e in events if e["name"].startswith("ProfilerStep#")}
+    first_wait = min((e for e in events if e["name"] == "InputWait"), key=lambda e: e["ts_ns"])
+    first, second = by_name["ProfilerStep#0"], by_name["ProfilerStep#1"]
+    assert first["ts_ns"] <= first_wait["ts_ns"]
+    assert first["ts_ns"] + first["dur_ns"] <= second["ts_ns"]
+
+
+def test_module_scopes_to_the_set_depth(trace_dir: Path) -> None:
+    profiler = start_session(trace_dir, TorchAutoSteps="1", TorchModuleDepth="1")
+    _train()
+    profiler.stop_profiling()
+    counts = Counter(_names(trace_dir))
+    assert counts["nn.Module: Sequential"] == BATCHES
+    assert "nn.Module: Linear" not in counts
+
+
+def test_manual_steps_turn_automatic_steps_off(trace_dir: Path) -> None:
+    profiler = start_session(trace_dir, TorchAutoSteps="1")
+    profiler.use_manual_steps()
+    _train(profiler_steps=True)
+    profiler.stop_profiling()
+    steps = [n for n in _names(trace_dir) if n.startswith("ProfilerStep#")]
+    assert steps == [f"ProfilerStep#{n}" for n in range(BATCHES + 1)]
+
+
+def test_hooks_record_nothing_without_torch_auto_steps(trace_dir: Path) -> None:
+    profiler = start_session(trace_dir, TorchAutoSteps="1")
+    profiler.stop_profiling()
+    profiler = start_session(trace_dir / "off")
+    _train()
+    profiler.stop_profiling()
+    assert _names(trace_dir / "off") == []

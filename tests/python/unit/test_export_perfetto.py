@@ -1,0 +1,211 @@
+"""`smprof export --format perfetto`: the protobuf trace decoded back with the protobuf library (through
+a test-only subset of Perfetto's protos, perfetto_trace_subset.proto) and replayed the way a trace
+processor reads it: interned names per sequence, slices from begin/end events in time order."""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import importlib
+import subprocess
+import sys
+import tempfile
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import export_job as job
+import pytest
+from smppy import cli
+
+HERE = Path(__file__).resolve().parents[1] / "support"  # perfetto_trace_subset.proto
+SEQUENCE_CLEARED, SEQUENCE_NEEDS_STATE = 1, 2
+BEGIN, END, COUNTER = 1, 2, 4
+
+
+@functools.cache
+def perfetto_pb2():
+    out = Path(tempfile.mkdtemp(prefix="smprof-perfetto-pb2-"))
+    proto = "perfetto_trace_subset.proto"
+    subprocess.run(["protoc", f"-I{HERE}", f"--python_out={out}", str(HERE / proto)], check=True)
+    sys.path.insert(0, str(out))
+    try:
+        return importlib.import_module("perfetto_trace_subset_pb2")
+    finally:
+        sys.path.remove(str(out))
+
+
+@dataclass
+class Decoded:
+    packets: list = field(default_factory=list)
+    tracks: dict = field(default_factory=dict)  # uuid -> TrackDescriptor
+    slices: dict = field(default_factory=lambda: defaultdict(list))  # uuid -> [(name, start, end, args)]
+    counters: dict = field(default_factory=lambda: defaultdict(list))  # uuid -> [(ts, value)]
+    flows_out: dict = field(default_factory=dict)  # flow id -> (uuid, name)
+    flows_in: dict = field(default_factory=dict)
+
+
+def decode(path: Path) -> Decoded:
+    data = path.read_bytes()
+    if path.suffix == ".gz":
+        data = gzip.decompress(data)
+    trace = perfetto_pb2().Trace()
+    trace.ParseFromString(data)
+    d = Decoded(packets=list(trace.packet))
+    # Interned names belong to a packet sequence (each rank process writes its own, so that workers
+    # can write them apart): iid -> name per trusted_packet_sequence_id.
+    names: dict[int, dict[int, str]] = defaultdict(dict)
+    arg_names: dict[int, dict[int, str]] = defaultdict(dict)
+    events = []
+    for order, p in enumerate(d.packets):
+        if p.HasField("track_descriptor"):
+            d.tracks[p.track_descriptor.uuid] = p.track_descriptor
+            continue
+        sequence = p.trusted_packet_sequence_id
+        if p.sequence_flags & SEQUENCE_CLEARED:
+            names[sequence].clear()
+            arg_names[sequence].clear()
+        if p.track_event.HasField("name_iid"):  # uses interned state, so says so
+            assert p.sequence_flags in (SEQUENCE_CLEARED, SEQUENCE_NEEDS_STATE)
+        names[sequence].update((n.iid, n.name) for n in p.interned_data.event_names)
+        arg_names[sequence].update((n.iid, n.name) for n in p.interned_data.debug_annotation_names)
+        e = p.track_event
+        assert e.track_uuid in d.tracks, "an event before its track's descriptor"
+        name = names[sequence][e.name_iid] if e.type == BEGIN else None
+        args = {
+            arg_names[sequence][a.name_iid]: a.string_value if a.HasField("string_value") else a.int_value
+            for a in e.debug_annotations
+        }
+        events.append((p.timestamp, order, e, name, args))
+    stacks = defaultdict(list)
+    for ts, _, e, name, args in sorted(events, key=lambda x: (x[0], x[1])):
+        if e.type == BEGIN:
+            stacks[e.track_uuid].append((name, ts, args))
+            for flow in e.flow_ids:
+                d.flows_out[flow] = (e.track_uuid, name)
+            for flow in e.terminating_flow_ids:
+                d.flows_in[flow] = (e.track_uuid, name)
+        elif e.type == END:
+            name, start, args = stacks[e.track_uuid].pop()
+            d.slices[e.track_uuid].append((name, start, ts, args))
+        else:
+            assert e.type == COUNTER
+            d.counters[e.track_uuid].append((ts, e.double_counter_value))
+    assert not any(stacks.values()), "slices left open"
+    return d
+
+
+def export(tmp_path: Path, *args: str, name: str = "trace.perfetto-trace") -> Decoded:
+    out = tmp_path / name
+    assert cli.main(["export", str(tmp_path / "job"), "--format", "perfetto", "-o", str(out), *args]) == 0
+    return decode(out)
+
+
+@pytest.fixture
+def decoded(tmp_path: Path) -> Decoded:
+    job.write_job(tmp_path / "job")
+    return export(tmp_path)
+
+
+def by_name(d: Decoded) -> dict[str, int]:
+    out = {}
+    for uuid, t in d.tracks.items():
+        label = t.process.process_name if t.HasField("process") else t.thread.thread_name or t.name
+        out.setdefault(label, uuid)
+    return out
+
+
+def process_of(d: Decoded, uuid: int) -> str:
+    t = d.tracks[uuid]
+    pid = t.thread.pid if t.HasField("thread") else d.tracks[t.parent_uuid].process.pid
+    (name,) = [
+        x.process.process_name for x in d.tracks.values() if x.HasField("process") and x.process.pid == pid
+    ]
+    return name
+
+
+def test_processes_and_tracks_are_described(decoded: Decoded) -> None:
+    processes = {t.process.process_name for t in decoded.tracks.values() if t.HasField("process")}
+    assert processes == {
+        "host-a",
+        "host-a / rank 0 (pid 100)",
+        "host-a / rank 1 (pid 101)",
+        "host-b",
+        "host-b / rank 2 (pid 200)",
+    }
+    threads = [t for t in decoded.tracks.values() if t.HasField("thread")]
+    assert sorted(t.thread.tid for t in threads) == [1001, 1101, 2001]
+    assert {t.thread.thread_name for t in threads} == {"python"}
+    named = by_name(decoded)
+    assert process_of(decoded, named["GPU 0 stream 7"]) == "host-a / rank 0 (pid 100)"
+    assert decoded.tracks[named["cpu0.utilization"]].counter.unit_name == "percent"
+
+
+def test_slices_nest_on_one_wall_clock_with_interned_names(decoded: Decoded) -> None:
+    annotations = [
+        s
+        for uuid, slices in decoded.slices.items()
+        if decoded.tracks[uuid].HasField("thread")
+        for s in slices
+    ]
+    assert Counter(s[0] for s in annotations) == {
+        **{f"step_{k}": 3 for k in range(job.STEPS)},
+        "Forward": 3 * job.STEPS,
+        "inner": 3 * job.STEPS,
+    }
+    for name, start, end, _ in annotations:
+        if name.startswith("step_"):
+            assert start == job.JOB_START_NS + job.STEP_MS * int(name[5:]) * job.MS
+            assert end - start == 8 * job.MS
+    # Each name is interned once per rank process's packet sequence: sent with its first use there.
+    sent = Counter(
+        (p.trusted_packet_sequence_id, n.name) for p in decoded.packets for n in p.interned_data.event_names
+    )
+    sequences = {sequence for sequence, _ in sent}
+    assert len(sequences) == len(job.RANKS)
+    assert all(sent[sequence, "Forward"] == 1 for sequence in sequences)
+    assert sum(sent[sequence, job.KERNEL] for sequence in sequences) == 1
+    flags = defaultdict(list)
+    for p in decoded.packets:
+        if p.track_event.HasField("name_iid"):
+            flags[p.trusted_packet_sequence_id].append(p.sequence_flags)
+    for sequence_flags in flags.values():
+        assert sequence_flags[0] == SEQUENCE_CLEARED and set(sequence_flags[1:]) == {SEQUENCE_NEEDS_STATE}
+
+
+def test_kernels_args_and_flows(decoded: Decoded) -> None:
+    named = by_name(decoded)
+    kernels = decoded.slices[named["GPU 0 stream 7"]]
+    assert len(kernels) == job.STEPS
+    name, start, end, args = kernels[0]
+    assert name == job.KERNEL and end - start == job.MS
+    assert args["grid"] == "128x2x1" and args["precision"] == "bf16" and args["correlation_id"] == 10
+    launches = decoded.slices[named["CUDA API python (1001)"]]
+    assert [s[0] for s in launches] == ["cudaLaunchKernel"] * job.STEPS
+    assert len(decoded.flows_out) == job.STEPS
+    assert decoded.flows_out.keys() == decoded.flows_in.keys()
+    for flow in decoded.flows_out:
+        assert decoded.flows_out[flow] == (named["CUDA API python (1001)"], "cudaLaunchKernel")
+        assert decoded.flows_in[flow] == (named["GPU 0 stream 7"], job.KERNEL)
+
+
+def test_counters(decoded: Decoded) -> None:
+    named = by_name(decoded)
+    cpu = decoded.counters[named["cpu0.utilization"]]
+    assert cpu == [(job.JOB_START_NS + ms * job.MS, v) for ms, v in job.CPU0_UTILIZATION]
+    assert process_of(decoded, named["cpu0.utilization"]) == "host-a"
+    cpu_tracks = [u for u, t in decoded.tracks.items() if t.name == "cpu0.utilization"]
+    assert len(cpu_tracks) == 1  # once per host
+    gpu = decoded.counters[named["gpu0.utilization"]]
+    assert [(round((ts - job.JOB_START_NS) / job.MS), v) for ts, v in gpu][:3] == [
+        (0, 0.0),
+        (2, 100.0),
+        (3, 0.0),
+    ]
+
+
+def test_ranks_and_gzip(tmp_path: Path) -> None:
+    job.write_job(tmp_path / "job")
+    d = export(tmp_path, "--ranks", "2", name="trace.perfetto-trace.gz")
+    processes = {t.process.process_name for t in d.tracks.values() if t.HasField("process")}
+    assert processes == {"host-b", "host-b / rank 2 (pid 200)"}
