@@ -4,20 +4,66 @@ The messages come from proto/smprof/trace.proto, compiled for Python with protoc
 once per process (the installed package carries only the C++ side). Tests build
 FileHeader/Frame/Footer messages with known ground truth and write them with
 ``write_trace``; readers then see exactly what a session would have written.
+
+The writer is ``_smprof_testing.RawTraceWriter``, from the test-only extension that is
+built with the tests and never installed (src/testing/). It is imported from the
+directory ``SMPROF_TESTING_MODULE_DIR`` names, by default ``build/test/testing`` of this
+checkout, where ``scripts/test.sh`` builds it; ``scripts/dev_python.sh`` builds one and
+sets the variable. Without it, importing this module fails saying how to build it.
 """
 
 from __future__ import annotations
 
 import functools
 import importlib
+import importlib.machinery
+import importlib.util
+import os
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from types import ModuleType
 
-from smppy import _smppy
+REPO = Path(__file__).resolve().parents[1]
+PROTO_DIR = REPO / "proto" / "smprof"
+TESTING_MODULE = "_smprof_testing"
+TESTING_MODULE_DIR_ENV = "SMPROF_TESTING_MODULE_DIR"
+DEFAULT_TESTING_MODULE_DIR = REPO / "build" / "test" / "testing"
 
-PROTO_DIR = Path(__file__).resolve().parents[1] / "proto" / "smprof"
+
+def import_testing_module() -> ModuleType:
+    """The test-only extension ``_smprof_testing``, from ``$SMPROF_TESTING_MODULE_DIR`` (default
+    build/test/testing of this checkout). Raises RuntimeError naming the directory and how to build
+    it (not ImportError, which pytest.importorskip would turn into a silent skip)."""
+    if TESTING_MODULE in sys.modules:
+        return sys.modules[TESTING_MODULE]
+    named = os.environ.get(TESTING_MODULE_DIR_ENV)
+    directory = Path(named or DEFAULT_TESTING_MODULE_DIR)
+    spec = importlib.machinery.PathFinder.find_spec(TESTING_MODULE, [str(directory)])
+    if spec is None or spec.loader is None:
+        where = f"${TESTING_MODULE_DIR_ENV}" if named else f"the default; ${TESTING_MODULE_DIR_ENV} is unset"
+        raise RuntimeError(
+            f"{TESTING_MODULE}, the test-only extension that writes synthetic traces, is not in {directory} "
+            f"({where}). Build it with the tests: "
+            f"cmake -S . -B build/test -G Ninja -DSMPROF_BUILD_TESTING_MODULE=ON "
+            f'-Dpybind11_DIR="$(python3 -m pybind11 --cmakedir)" && ninja -C build/test {TESTING_MODULE} '
+            f"(scripts/test.sh does), or use a dev build: "
+            f'eval "$(bash scripts/dev_python.sh build/dev)", which sets ${TESTING_MODULE_DIR_ENV}.'
+        )
+    try:
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    except ImportError as e:  # built for another Python
+        raise RuntimeError(
+            f"{spec.origin} does not load into {sys.executable}: {e}. Rebuild it for this Python: "
+            f"cmake -DPython_EXECUTABLE={sys.executable} (as scripts/test.sh configures build/test)."
+        ) from e
+    sys.modules[TESTING_MODULE] = module
+    return module
+
+
+_testing = import_testing_module()
 
 
 @functools.cache
@@ -63,7 +109,7 @@ def write_trace(path, header_message, frames=(), footer=None, compression_level:
     """Writes a rank file: the header, each frame, then the footer (if given)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    writer = _smppy.RawTraceWriter(str(path), compression_level)
+    writer = _testing.RawTraceWriter(str(path), compression_level)
     writer.header(header_message.SerializeToString())
     for frame in frames:
         writer.frame(frame.SerializeToString())

@@ -7,10 +7,13 @@ does); anything else fails, naming file:line and the rule. The layers, low to hi
     include/smprof (+ internal/)  <  src/trace  <  src/runtime  <  src/collectors/{cpu,cuda}
                                   <  src/session  <  src/bindings
     src/analysis/base  <  src/analysis/job  <  src/analysis/{summary,timeline,tables}
+    src/trace  <  src/testing (the test-only _smprof_testing extension, never shipped)
 
 Siblings ({cpu,cuda}, {summary,timeline,tables}) may not include each other. analysis
 reads traces only: it may include src/trace and include/smprof, never runtime, collectors
-or session. bindings may include anything. `proto` is the generated schema
+or session. bindings may include anything but testing. testing (the test-only extension that
+writes synthetic traces) may include the format alone: nothing shipped includes it, and it
+depends on no session. `proto` is the generated schema
 (`smprof/trace.pb.h` from proto/smprof/trace.proto): everything from src/trace up may
 include it, the public headers may not.
 
@@ -36,6 +39,7 @@ CPU = "src/collectors/cpu"
 CUDA = "src/collectors/cuda"
 SESSION = "src/session"
 BINDINGS = "src/bindings"
+TESTING = "src/testing"
 BASE = "src/analysis/base"
 JOB = "src/analysis/job"
 SUMMARY = "src/analysis/summary"
@@ -51,7 +55,8 @@ RULES: dict[str, tuple[str, ...]] = {
     CPU: (PUBLIC, PROTO, TRACE, RUNTIME, CPU),
     CUDA: (PUBLIC, PROTO, TRACE, RUNTIME, CUDA),
     SESSION: (PUBLIC, PROTO, TRACE, RUNTIME, CPU, CUDA, SESSION),
-    BINDINGS: (PUBLIC, PROTO, "src"),  # anything
+    BINDINGS: (PUBLIC, PROTO, TRACE, RUNTIME, CPU, CUDA, SESSION, "src/analysis", BINDINGS),  # all but testing
+    TESTING: (PUBLIC, PROTO, TRACE, TESTING),
     BASE: (PUBLIC, PROTO, TRACE, BASE),
     JOB: (PUBLIC, PROTO, TRACE, BASE, JOB),
     SUMMARY: (PUBLIC, PROTO, TRACE, BASE, JOB, SUMMARY),

@@ -17,8 +17,14 @@ python3 scripts/check_include_layers.py
 
 echo "== C++: build and GoogleTest"
 build=build/test
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+# With _smprof_testing, the test-only extension the Python tests and benchmarks write synthetic
+# traces with (src/testing/), for the python3 that runs them; the wheel never carries it.
+python=$(python3 -c 'import sys; print(sys.executable)')
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSMPROF_BUILD_TESTING_MODULE=ON \
+  -DPython_EXECUTABLE="$python" -Dpybind11_DIR="$(python3 -m pybind11 --cmakedir)" >/dev/null
 ninja -C "$build"
+# bench/synthetic_trace.py imports it from here (the fuzzer's seed corpus, the benchmarks, pytest).
+export SMPROF_TESTING_MODULE_DIR="$PWD/$build/testing"
 ctest --test-dir "$build" --output-on-failure -j 2
 
 echo "== C++: benchmark smoke run (numbers are not checked)"

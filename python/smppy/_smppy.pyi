@@ -5,7 +5,7 @@ from __future__ import annotations
 import collections.abc
 from smppy import annotate
 import typing
-__all__: list[str] = ['DEFAULT_DATA_WAIT_PATTERN', 'DEFAULT_MAX_PROFILED_STEPS', 'DEFAULT_STEP_PATTERN', 'ProcessStream', 'RawTraceWriter', 'TraceFile', 'annotate', 'annotation_begin', 'annotation_end', 'assemble_timeline', 'clock_offset_ns', 'closed_files_overflow', 'config_env_name', 'config_keys', 'export_timeline', 'export_timeline_part', 'footer_in_tail', 'has_trace_magic', 'header_chunk_end', 'is_profiling', 'job_start_wall_ns', 'job_streams', 'job_streams_from_ends', 'last_session_stats', 'merge_partial_summaries', 'next_closed_file', 'partial_summary', 'read_stream_table_batches', 'read_table_batches', 'read_tables', 'record_clock_alignment', 'resolve_config', 'start', 'stop', 'summarize', 'summary_from_partial', 'table_schema', 'timeline_group_bytes', 'validate_config', 'version', 'watch_closed_files']
+__all__: list[str] = ['DEFAULT_DATA_WAIT_PATTERN', 'DEFAULT_MAX_PROFILED_STEPS', 'DEFAULT_STEP_PATTERN', 'ProcessStream', 'TraceFile', 'annotate', 'annotation_begin', 'annotation_end', 'assemble_timeline', 'clock_offset_ns', 'closed_files_overflow', 'config_env_name', 'config_keys', 'export_timeline', 'export_timeline_part', 'footer_in_tail', 'has_trace_magic', 'header_chunk_end', 'is_profiling', 'job_start_wall_ns', 'job_streams', 'job_streams_from_ends', 'last_session_stats', 'merge_partial_summaries', 'next_closed_file', 'partial_summary', 'read_stream_table_batches', 'read_table_batches', 'read_tables', 'record_clock_alignment', 'resolve_config', 'start', 'stop', 'summarize', 'summary_from_partial', 'table_schema', 'timeline_group_bytes', 'validate_config', 'version', 'watch_closed_files']
 class TraceFile:
     """
     One rank file, read frame by frame.
@@ -68,23 +68,6 @@ class ProcessStream:
         ...
     @property
     def worker_of_pid(self) -> int:
-        ...
-class RawTraceWriter:
-    """
-    Writes a trace file from serialized FileHeader, Frame and Footer messages.
-    """
-    def __init__(self, path: str, compression_level: typing.SupportsInt | typing.SupportsIndex = 3) -> None:
-        ...
-    def close(self) -> None:
-        ...
-    def footer(self, payload: bytes) -> None:
-        ...
-    def frame(self, payload: bytes) -> None:
-        ...
-    def header(self, payload: bytes) -> None:
-        ...
-    @property
-    def bytes_written(self) -> int:
         ...
 def _set_decorator(*args, **kwargs):
     """

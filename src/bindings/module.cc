@@ -12,7 +12,6 @@
 #include "bindings/annotate_type.h"
 #include "bindings/closed_files.h"
 #include "bindings/export_bindings.h"
-#include "bindings/raw_trace_writer.h"
 #include "bindings/text.h"
 #include "bindings/trace_file.h"
 #include "runtime/resolved_config.h"
@@ -118,7 +117,6 @@ PYBIND11_MODULE(_smppy, m) {
   });
   smppy::BindTraceFile(m);
   smppy::BindAnalysis(m);
-  smppy::BindRawTraceWriter(m);
   smppy::BindExport(m);
   smppy::BindClosedFiles(m);
   if (smppy::AddAnnotationApi(m.ptr()) < 0) throw py::error_already_set();

@@ -1,5 +1,5 @@
 """Writes the seed corpus of the trace reader fuzzer: small, valid trace files, written by
-libsmprof's own TraceWriter (tests/python/synthetic_trace.py), that between them fill every table
+libsmprof's own TraceWriter (bench/synthetic_trace.py), that between them fill every table
 a frame has, with and without compression and footer.
 
     python3 tests/fuzz/make_seed_corpus.py OUT_DIR
@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 import synthetic_trace as st  # noqa: E402
 
 

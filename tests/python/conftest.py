@@ -18,7 +18,9 @@ from smppy.analysis.trace import annotation_events, find_trace_files, open_trace
 
 REPO = Path(__file__).resolve().parents[2]
 # The tests' shared helpers (support/) and the synthetic trace writer the benchmarks share with them
-# (bench/synthetic_trace.py) are imported by module name.
+# (bench/synthetic_trace.py) are imported by module name. synthetic_trace writes with the test-only
+# extension _smprof_testing from the build tree ($SMPROF_TESTING_MODULE_DIR, default build/test/testing;
+# docs/TESTING.md), and fails saying how to build it where it is missing.
 sys.path[:0] = [str(Path(__file__).resolve().parent / "support"), str(REPO / "bench")]
 
 from partial_summaries import summaries_via_partials  # noqa: E402

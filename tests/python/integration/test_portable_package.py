@@ -110,6 +110,8 @@ def test_pip_install_from_a_read_only_source_tree(tmp_path: Path) -> None:
         )  # fmt: skip
         assert install.returncode == 0, install.stdout[-3000:] + install.stderr[-3000:]
         assert not list(source.glob("build*")), "the build wrote into the source tree"
+        # The test-only extension (src/testing/) is built with the tests, never installed.
+        assert not list(site.rglob("_smprof_testing*")), list(site.rglob("_smprof_testing*"))
     finally:
         subprocess.run(["chmod", "-R", "u+w", str(source)], check=True)
     code = PROFILE.format(out=tmp_path) + "print(smppy.__file__)\n"

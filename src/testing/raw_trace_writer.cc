@@ -1,4 +1,4 @@
-#include "bindings/raw_trace_writer.h"
+#include "testing/raw_trace_writer.h"
 
 #include <memory>
 #include <string>
@@ -9,7 +9,7 @@
 
 namespace py = pybind11;
 
-namespace smppy {
+namespace smprof_testing {
 
 namespace {
 
@@ -62,4 +62,4 @@ void BindRawTraceWriter(py::module_& m) {
       .def_property_readonly("bytes_written", &TraceWriter::bytes_written);
 }
 
-}  // namespace smppy
+}  // namespace smprof_testing
