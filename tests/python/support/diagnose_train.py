@@ -23,7 +23,7 @@ import torch
 import torch.distributed as dist
 
 STEP_SLEEP_S = 0.01  # every step idles this long (--step-sleep): the balanced run leaves the CPU free
-# Heavy steps compute for this much CPU time per usable core: 40 ms on every core whatever its speed.
+# Heavy steps compute for this much CPU time per usable core: 100 ms on every core whatever its speed.
 HEAVY_STEP_CPU_S = 0.1
 
 
