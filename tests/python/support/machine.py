@@ -4,6 +4,7 @@ library loads."""
 
 from __future__ import annotations
 
+import ctypes
 import os
 import subprocess
 import sys
@@ -40,3 +41,22 @@ def cuda_driver_loads() -> bool:
     (a container image, a machine whose GPU is gone)."""
     code = "import ctypes, sys\ntry:\n    ctypes.CDLL('libcuda.so.1')\nexcept OSError:\n    sys.exit(1)"
     return subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60).returncode == 0
+
+
+@cache
+def perf_events_permitted() -> str:
+    """Whether this process may count its own software events with perf_event_open (task-clock,
+    user space only, like libsmprof's per-process counters): "" if so, else why not. Containers
+    often refuse the system call (Docker's default seccomp profile), and perf_event_paranoid 3
+    (some distributions' kernels) refuses it to unprivileged processes."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    attr = (ctypes.c_uint64 * 8)()  # struct perf_event_attr, its first version (64 bytes)
+    attr[0] = 1 | 64 << 32  # type PERF_TYPE_SOFTWARE, size 64
+    attr[1] = 1  # config PERF_COUNT_SW_TASK_CLOCK
+    attr[6] = 1 | 1 << 5 | 1 << 6  # disabled, exclude_kernel, exclude_hv
+    perf_event_open = 298  # x86-64
+    fd = libc.syscall(perf_event_open, ctypes.byref(attr), 0, -1, -1, 8)  # PERF_FLAG_FD_CLOEXEC
+    if fd < 0:
+        return f"perf_event_open refused here: {os.strerror(ctypes.get_errno())}"
+    os.close(fd)
+    return ""
