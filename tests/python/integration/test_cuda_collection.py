@@ -9,11 +9,15 @@ from pathlib import Path
 
 import pytest
 from conftest import run_python
+from machine import cuda_driver_loads
 from smppy.analysis.trace import annotation_events, find_trace_files, open_trace
 
-pytestmark = pytest.mark.skipif(
-    Path("/dev/nvidiactl").exists(),
-    reason="this machine has a GPU: tests/cpp and scripts/gpu_check.sh cover it",
+# What a machine without a CUDA driver does: not only where there is no GPU device (/dev/nvidiactl),
+# also where the driver library is installed without one (an image built for GPUs, a lost GPU): there
+# libsmprof finds a driver, and these tests cannot happen.
+without_a_driver = pytest.mark.skipif(
+    cuda_driver_loads(),
+    reason="libcuda.so.1 loads here (a CUDA driver): tests/cpp and scripts/gpu_check.sh cover it",
 )
 
 WARNING = "GPU activity is not recorded"
@@ -63,6 +67,7 @@ def smprof_info(path: Path) -> str:
     return proc.stdout
 
 
+@without_a_driver
 def test_enable_cuda_1_without_a_driver_warns_once_and_records_why(tmp_path: Path) -> None:
     proc, files = profile(tmp_path, "1")
     assert proc.stderr.count(WARNING) == 1, proc.stderr
@@ -75,9 +80,11 @@ def test_enable_cuda_1_without_a_driver_warns_once_and_records_why(tmp_path: Pat
         assert status["active"] is False
         assert "no CUDA driver" in status["reason"]
         assert f"collector cuda: off ({status['reason']})" in smprof_info(file)
-        assert trace.header["cupti_version"] == 130001, "libcupti was loaded and asked"
+        # Whichever CUPTI this machine has (its version is the toolkit's, not smprof's).
+        assert trace.header["cupti_version"] > 0, "libcupti was loaded and asked"
 
 
+@without_a_driver
 def test_enable_cuda_auto_is_quiet_without_a_driver(tmp_path: Path) -> None:
     proc, files = profile(tmp_path, None)
     assert WARNING not in proc.stderr

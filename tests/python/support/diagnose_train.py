@@ -4,7 +4,11 @@ annotates steps (``ProfilerStep#N``) and ``InputWait``; the loop adds
 ``Forward`` and, under torchrun, an ``all_reduce`` of the gradients.
 
     python diagnose_train.py OUT [--slow-data] [--slow-rank R] [--checkpoint-every N] [--threads T]
-                                [--one-core]
+                                [--one-core] [--step-sleep S]
+
+What it computes does not depend on the machine's speed: the heavy steps (``--threads`` above 1)
+compute for a fixed CPU time per usable core, not a fixed number of products, so every step fills
+the cores on a fast CPU and a slow one alike.
 """
 
 from __future__ import annotations
@@ -18,7 +22,9 @@ import smppy
 import torch
 import torch.distributed as dist
 
-STEP_SLEEP_S = 0.01  # every step idles this long: the balanced run leaves the CPU free
+STEP_SLEEP_S = 0.01  # every step idles this long (--step-sleep): the balanced run leaves the CPU free
+# Heavy steps compute for this much CPU time per usable core: 100 ms on every core whatever its speed.
+HEAVY_STEP_CPU_S = 0.1
 
 
 class Batches(torch.utils.data.Dataset):
@@ -38,6 +44,19 @@ class Batches(torch.utils.data.Dataset):
         return self.x[i], self.y[i]
 
 
+def raise_priority() -> None:
+    """On a machine shared with other work (a CI runner, a build), raise this run's priority where
+    permitted, so that its own threads are what fills the cores. With the kernel's autogroups
+    (CONFIG_SCHED_AUTOGROUP, /proc/sys/kernel/sched_autogroup_enabled) a process's nice value weighs
+    only against the processes of its own session, other sessions share the CPU as groups: so the
+    run also takes a session of its own and raises that group's priority."""
+    for change in (lambda: os.nice(-20), os.setsid, lambda: Path("/proc/self/autogroup").write_text("-20")):
+        try:
+            change()
+        except OSError:  # not permitted, already a session leader, or a kernel without autogroups
+            pass
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("out")
@@ -47,6 +66,9 @@ def main() -> None:
     parser.add_argument("--checkpoint-every", type=int, default=0, help="save a checkpoint every N steps")
     parser.add_argument("--threads", type=int, default=1, help="torch intra-op threads; more: heavy matmuls")
     parser.add_argument("--one-core", action="store_true", help="pinned to one core (a narrow cpuset)")
+    parser.add_argument(
+        "--step-sleep", type=float, default=STEP_SLEEP_S, help="idle time of a light step (s)"
+    )
     args = parser.parse_args()
 
     distributed = int(os.environ.get("WORLD_SIZE", "1")) > 1
@@ -57,14 +79,10 @@ def main() -> None:
     if args.one_core:
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     torch.set_num_threads(args.threads)
+    cores = len(os.sched_getaffinity(0))
     heavy = args.threads > 1
     if heavy:
-        # On a machine shared with other work (a CI runner, a build), raise this run's priority
-        # where permitted, so that its own threads are what saturates the cores.
-        try:
-            os.nice(-10)
-        except PermissionError:
-            pass
+        raise_priority()
 
     config = smppy.Config()
     config.profiler = {
@@ -81,17 +99,24 @@ def main() -> None:
     loader = torch.utils.data.DataLoader(data, batch_size=batch)
     model = torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.ReLU(), torch.nn.Linear(256, 4))
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
-    weights = torch.randn(384, 384)
+    # Threads up to the cores: large products, each a long parallel region that keeps every core
+    # busy. More threads than cores: small products, short parallel regions, each of which hands
+    # the cores from thread to thread (the context switches of oversubscription, many times the
+    # detector's threshold on any CPU, where large products make it a matter of the CPU's speed).
+    size = 64 if args.threads > cores else 768
+    weights = torch.randn(size, size)
 
     profiler.start_profiling()
     for step, (x, y) in enumerate(loader):
         with smppy.annotate("Forward"):
             loss = torch.nn.functional.cross_entropy(model(x), y)
             if heavy:
-                for _ in range(10):
+                # process_time counts every thread of the process.
+                until = time.process_time() + HEAVY_STEP_CPU_S * min(args.threads, cores)
+                while time.process_time() < until:
                     weights = torch.tanh(weights @ weights)
             else:
-                time.sleep(STEP_SLEEP_S)
+                time.sleep(args.step_sleep)
             if rank == args.slow_rank:
                 time.sleep(0.04)
         opt.zero_grad()

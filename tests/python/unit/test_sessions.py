@@ -71,12 +71,18 @@ def test_killed_process_leaves_a_readable_file(tmp_path: Path) -> None:
     proc = run_python(
         f"""
         import os, signal, time, smppy
+        from smppy.analysis.trace import open_trace
         c = smppy.Config(); c.profiler = {{"RecordFile": "{tmp_path}/killed.smprof", "FlushIntervalMs": "20"}}
         p = smppy.SMProfiler.instance(); p.configure(c); p.start_profiling()
         for _ in range(500):
             with smppy.annotate("work"):
                 pass
-        time.sleep(0.3)  # a few flush intervals
+        def flushed():  # the annotations the file holds so far
+            return sum(len(f["annotations"]["name"]) for f in open_trace("{tmp_path}/killed.smprof").frames())
+        # Killed once the flush thread has written them, however long that takes on a busy machine
+        # (a sleep of a few flush intervals assumed a quiet one).
+        while flushed() < 500:
+            time.sleep(0.02)
         os.kill(os.getpid(), signal.SIGKILL)
         """,
         cwd=tmp_path,
