@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from smppy import _smppy
-from smppy.analysis.trace import TRACE_SUFFIX
 from smppy.storage.s3 import S3Error, S3Uri, check_bucket, explain, make_client
 from smppy.storage.s3_cache import cache_root, download, list_trace_objects, mirror
+from smppy.storage.trace_files import TRACE_SUFFIX
 
 HEAD_BYTES = 64 << 10
 TAIL_BYTES = 64 << 10

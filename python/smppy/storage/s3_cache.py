@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 from smppy import _smppy
-from smppy.analysis.trace import TRACE_SUFFIX
 from smppy.storage.s3 import (
     SHA256_METADATA,
     S3Error,
@@ -32,6 +31,7 @@ from smppy.storage.s3 import (
     head,
     make_client,
 )
+from smppy.storage.trace_files import TRACE_SUFFIX
 
 INDEX_NAME = ".smprof-s3-index.json"
 # The first bytes of an object read to tell a trace by its magic bytes (the reader's: has_trace_magic).

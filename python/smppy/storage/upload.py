@@ -32,6 +32,7 @@ from smppy.storage.s3 import (
     object_key,
     upload_part_size,
 )
+from smppy.storage.trace_files import find_trace_files
 
 
 class UploadProgress(Protocol):
@@ -152,7 +153,6 @@ def upload_directory(
     ``find_trace_files`` order. Per-file errors become ``failed`` outcomes, files without a
     footer ``incomplete`` ones; a missing bucket raises S3Error first."""
     check_bucket(client, uri)
-    from smppy.analysis.trace import find_trace_files
 
     files = find_trace_files(directory)
     if progress is not None:

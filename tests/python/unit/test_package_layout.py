@@ -227,11 +227,14 @@ def test_a_local_summary_lists_its_directory_once(trace_dir: Path, monkeypatch: 
 
 def test_imports_run_down_the_layers() -> None:
     """No library module imports the command line (argparse, smppy.cli); the summary does not import the
-    PyTorch hooks; the analysis' tables do not import the façade that imports them."""
+    PyTorch hooks; storage imports nothing above it; the analysis' tables do not import the façade that
+    imports them."""
     for name, text in _package_sources().items():
         if not name.startswith("cli/"):
             assert not re.search(r"^\s*(import argparse|from smppy\.cli|import smppy\.cli)", text, re.M), name
         if name.startswith(("analysis/", "storage/", "export/", "report/", "diagnose/", "diff/")):
             assert "smppy.integrations" not in text, name
+        if name.startswith("storage/"):  # below the analysis: the upload and the mirror list files themselves
+            assert not re.search(r"smppy\.(analysis|export|report|diagnose|diff)\b", text), name
     tables = (PACKAGE / "analysis" / "_dask_tables.py").read_text()
     assert not re.search(r"^from smppy\.analysis import", tables, re.M)
