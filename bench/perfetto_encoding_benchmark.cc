@@ -371,8 +371,9 @@ std::string ReadFile(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-// Writes the stream both ways and says how the files compare.
-void CompareBytes(const Stream& stream) {
+// Writes the stream both ways and says how the files compare; false if
+// they hold different packets.
+bool CompareBytes(const Stream& stream) {
   char dir_template[] = "/tmp/smprof-perfetto-bench-XXXXXX";
   const char* dir = mkdtemp(dir_template);
   if (dir == nullptr) std::exit(1);
@@ -389,7 +390,7 @@ void CompareBytes(const Stream& stream) {
   std::printf("bytes: hand %zu, generated %zu: ", hand.size(), generated.size());
   if (hand == generated) {
     std::printf("identical\n");
-    return;
+    return true;
   }
   std::size_t first = 0;
   while (first < hand.size() && first < generated.size() && hand[first] == generated[first]) ++first;
@@ -406,6 +407,7 @@ void CompareBytes(const Stream& stream) {
       "differ from byte %zu; parsed by the generated classes, %s (%d of %d packets differ)\n", first,
       same_packets ? "the same packets: only the order of fields inside a message differs" : "DIFFERENT packets",
       differing, parsed ? a.packet_size() : -1);
+  return same_packets;
 }
 
 }  // namespace
@@ -428,7 +430,7 @@ int main(int argc, char** argv) {
   stream.steps_per_rank = quick ? 800 : 20'000;
   const int runs = quick ? 3 : 7;
 
-  CompareBytes(stream);
+  if (!CompareBytes(stream)) return 1;
 
   std::vector<Sample> samples[3];
   for (int c = 0; c < 3; ++c) Run(static_cast<Case>(c), stream, "/dev/null");  // warm-up
