@@ -12,7 +12,7 @@
 // The stream models a training job as the exporter walks it: per step of a
 // rank process, a step and 4 phase annotations (no arguments), 5 CUDA API
 // calls (correlation id, a flow out), 4 kernels from 200 names and a copy on
-// a GPU stream (the kernels' 9 arguments, 3 of them strings, the copy's 5; a
+// a GPU stream (the kernels' 9 arguments, 4 of them strings, the copy's 5; a
 // flow in), and 3 counter samples; each rank process is one packet sequence
 // with its own interned names. Both writers stream into an ExportOutput on
 // /dev/null. Before timing, both write the stream to files that are compared
