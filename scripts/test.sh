@@ -33,6 +33,8 @@ echo "== C++: benchmark smoke run (numbers are not checked)"
 "$build/bench/reader_benchmark" --quick >/dev/null
 "$build/bench/context_switch_benchmark" --quick >/dev/null 2>&1
 "$build/bench/perf_read_cost" --quick >/dev/null
+"$build/bench/perfetto_encoding_benchmark" --quick >/dev/null  # fails if the two encodings' packets differ
+"$build/bench/partial_codec_benchmark" --quick >/dev/null      # fails if a codec does not give the state back
 if [ -x "$build/bench/gpu_records_benchmark" ]; then  # built where the CUPTI headers are
   "$build/bench/gpu_records_benchmark" --quick >/dev/null
 fi

@@ -4,6 +4,9 @@
 // JSON: names are interned, timestamps are integers. Hand-encoded from the
 // documented field numbers of Perfetto's protos (no Perfetto dependency) and
 // streamed like the Chrome export. docs/EXPORT.md describes the tracks.
+// protoc's lite classes were measured as fast, but they write fields in number
+// order, so they would change every file's bytes (docs/BENCHMARKS.md,
+// "Perfetto encoding: hand-written or generated").
 #include <cstdio>
 #include <cstring>
 #include <deque>
