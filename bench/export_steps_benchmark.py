@@ -1,9 +1,9 @@
 """``smprof export JOB --steps A-B`` under two builds, runs interleaved (issue 27): wall seconds and
 peak RSS (``wait4``, the largest of the process and the workers it waited for) of each fresh
 interpreter, medians. Without ``--job``, writes an 8-rank synthetic job (export_benchmark.py's
-frames, every 64th annotation a ``step``) of ``--events`` per rank.
+frames, every 64th annotation a ``step``) of ``--events`` per rank, with the build on PYTHONPATH.
 
-    python3 bench/export_steps_benchmark.py before=build-a/python after=build-b/python \\
+    PYTHONPATH=build-b/python python3 bench/export_steps_benchmark.py before=build-a/python after=build-b/python \\
         [--job DIR] [--steps 40-42] [--runs 5] [--export-args='--ranks 0,2 --jobs 2']
 """
 
@@ -33,7 +33,8 @@ def run_once(pythonpath: str, job: Path, steps: str, out: Path, extra: list[str]
     command = [sys.executable, "-m", "smppy.cli", "export", str(job), "--format", "chrome", "--steps", steps,
                "-o", str(out), *extra]  # fmt: skip
     start = time.perf_counter()
-    child = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL)
+    # stderr: the synthetic files' footers count no frames, a warning per file and run.
+    child = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     _, status, usage = os.wait4(child.pid, 0)
     wall = time.perf_counter() - start
     if status != 0:
