@@ -3,8 +3,9 @@ peak RSS (``wait4``, the largest of the process and the workers it waited for) o
 interpreter, medians. Without ``--job``, writes an 8-rank synthetic job (export_benchmark.py's
 frames, every 64th annotation a ``step``) of ``--events`` per rank, with the build on PYTHONPATH.
 
-    PYTHONPATH=build-b/python python3 bench/export_steps_benchmark.py before=build-a/python after=build-b/python \\
-        [--job DIR] [--steps 40-42] [--runs 5] [--export-args='--ranks 0,2 --jobs 2']
+    PYTHONPATH=build-b/python python3 bench/export_steps_benchmark.py \\
+        before=build-a/python after=build-b/python [--job DIR] [--steps 40-42] [--runs 5] \\
+        [--export-args='--ranks 0,2 --jobs 2']
 """
 
 from __future__ import annotations
