@@ -5,7 +5,7 @@ from __future__ import annotations
 import collections.abc
 from smppy import annotate
 import typing
-__all__: list[str] = ['DEFAULT_DATA_WAIT_PATTERN', 'DEFAULT_MAX_PROFILED_STEPS', 'DEFAULT_STEP_PATTERN', 'ProcessStream', 'TraceFile', 'annotate', 'annotation_begin', 'annotation_end', 'assemble_timeline', 'clock_offset_ns', 'closed_files_overflow', 'config_env_name', 'config_keys', 'export_timeline', 'export_timeline_part', 'footer_in_tail', 'has_trace_magic', 'header_chunk_end', 'is_profiling', 'job_start_wall_ns', 'job_streams', 'job_streams_from_ends', 'last_session_stats', 'merge_partial_summaries', 'next_closed_file', 'partial_summary', 'read_stream_table_batches', 'read_table_batches', 'read_tables', 'record_clock_alignment', 'resolve_config', 'start', 'stop', 'summarize', 'summary_from_partial', 'table_schema', 'timeline_group_bytes', 'validate_config', 'version', 'watch_closed_files']
+__all__: list[str] = ['DEFAULT_DATA_WAIT_PATTERN', 'DEFAULT_MAX_PROFILED_STEPS', 'DEFAULT_STEP_PATTERN', 'NoStepError', 'ProcessStream', 'TraceFile', 'annotate', 'annotation_begin', 'annotation_end', 'assemble_timeline', 'clock_offset_ns', 'closed_files_overflow', 'config_env_name', 'config_keys', 'export_timeline', 'export_timeline_part', 'footer_in_tail', 'has_trace_magic', 'header_chunk_end', 'is_profiling', 'job_start_wall_ns', 'job_streams', 'job_streams_from_ends', 'last_session_stats', 'merge_partial_summaries', 'next_closed_file', 'partial_summary', 'read_stream_table_batches', 'read_table_batches', 'read_tables', 'record_clock_alignment', 'resolve_config', 'start', 'stop', 'summarize', 'summary_from_partial', 'table_schema', 'timeline_group_bytes', 'timeline_window', 'validate_config', 'version', 'watch_closed_files']
 class TraceFile:
     """
     One rank file, read frame by frame.
@@ -69,6 +69,8 @@ class ProcessStream:
     @property
     def worker_of_pid(self) -> int:
         ...
+class NoStepError(ValueError):
+    pass
 def _set_decorator(*args, **kwargs):
     """
     Registers the Python helper that wraps decorated functions.
@@ -113,9 +115,9 @@ def config_keys() -> list[str]:
     """
     The documented config keys.
     """
-def export_timeline(files: collections.abc.Sequence[str], path: str, format: str, gzip: bool = False, ranks: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] = [], start_wall_ns: typing.SupportsInt | typing.SupportsIndex | None = None, end_wall_ns: typing.SupportsInt | typing.SupportsIndex | None = None, gpu_utilization_max_buckets: typing.SupportsInt | typing.SupportsIndex = 10000) -> dict:
+def export_timeline(files: collections.abc.Sequence[str], path: str, format: str, gzip: bool = False, ranks: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] = [], start_wall_ns: typing.SupportsInt | typing.SupportsIndex | None = None, end_wall_ns: typing.SupportsInt | typing.SupportsIndex | None = None, gpu_utilization_max_buckets: typing.SupportsInt | typing.SupportsIndex = 10000, steps: tuple[typing.SupportsInt | typing.SupportsIndex, typing.SupportsInt | typing.SupportsIndex] | None = None, step_pattern: str = '') -> dict:
     """
-    Writes the timeline of the rank `files` to `path` as a Chrome JSON or Perfetto trace; returns what went in (counts, warnings, file size).
+    Writes the timeline of the rank `files` to `path` as a Chrome JSON or Perfetto trace; returns what went in (counts, warnings, file size). `steps` (first, last) narrows the window to those steps of the selected ranks (`step_pattern`, default the summary's); NoStepError if none ran.
     """
 def export_timeline_part(streams: collections.abc.Sequence[ProcessStream], first_group: typing.SupportsInt | typing.SupportsIndex, end_group: typing.SupportsInt | typing.SupportsIndex, part_path: str, format: str, gzip: bool = False, ranks: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] = [], start_wall_ns: typing.SupportsInt | typing.SupportsIndex | None = None, end_wall_ns: typing.SupportsInt | typing.SupportsIndex | None = None, gpu_utilization_max_buckets: typing.SupportsInt | typing.SupportsIndex = 10000) -> dict:
     """
@@ -210,6 +212,10 @@ def table_schema() -> dict:
 def timeline_group_bytes(streams: collections.abc.Sequence[ProcessStream], ranks: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] = []) -> list[int]:
     """
     The trace bytes of each rank process the timeline of `streams` (job_streams) shows, in export order.
+    """
+def timeline_window(streams: collections.abc.Sequence[ProcessStream], ranks: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] = [], start_wall_ns: typing.SupportsInt | typing.SupportsIndex | None = None, end_wall_ns: typing.SupportsInt | typing.SupportsIndex | None = None, steps: tuple[typing.SupportsInt | typing.SupportsIndex, typing.SupportsInt | typing.SupportsIndex] | None = None, step_pattern: str = '') -> tuple[int | None, int | None]:
+    """
+    The (start_wall_ns, end_wall_ns) window of the timeline of `streams` (job_streams): the bounds given, narrowed to `steps` (first, last) of the selected ranks; None where unbounded. NoStepError if no selected rank ran such a step.
     """
 def validate_config(arg0: collections.abc.Mapping[str, str]) -> None:
     """

@@ -41,13 +41,24 @@ def export_on_workers(
     groups = [_Group(i, n) for i, n in enumerate(_smppy.timeline_group_bytes(streams, options["ranks"]))]
     if len(groups) <= 1:
         return None
+    # The steps' window is found once, here, and the parts get its bounds.
+    start_ns, end_ns = _smppy.timeline_window(
+        streams, options["ranks"], options["start_wall_ns"], options["end_wall_ns"],
+        options["steps"], options["step_pattern"],
+    )  # fmt: skip
+    part_options = {
+        "ranks": options["ranks"],
+        "start_wall_ns": start_ns,
+        "end_wall_ns": end_ns,
+        "gpu_utilization_max_buckets": options["gpu_utilization_max_buckets"],
+    }
     runs = [(run[0].index, run[-1].index + 1) for run in task_groups(groups, worker_count(jobs))]
     # The parts go beside the output: as much room as it needs, and no copy across file systems.
     with tempfile.TemporaryDirectory(prefix=".smprof-export-", dir=Path(output).parent) as part_dir:
         done = dict(
             on_local_workers(
                 timeline_part, runs, worker_count(jobs), work="export",
-                streams=streams, part_dir=part_dir, format=format, gzip=gzip, options=options,
+                streams=streams, part_dir=part_dir, format=format, gzip=gzip, options=part_options,
             )
         )  # fmt: skip
         parts = [done[run] for run in runs]  # in export order

@@ -3,7 +3,8 @@ chrome|perfetto -o FILE``, docs/EXPORT.md).
 
 The C++ exporters (``_smppy.export_timeline``) stream the rank files frame by frame, in this process or
 in parts on worker processes (``_parallel_timeline.py``, ``jobs``); this module finds the files and turns
-ranks, a ``start``/``end`` window and a step range into a rank list and a wall-clock window.
+ranks and a ``start``/``end`` window into a rank list and wall-clock bounds; a step range goes to C++
+as it is, which finds its window in the plan it exports from (src/analysis/timeline/step_window.h).
 """
 
 from __future__ import annotations
@@ -61,27 +62,6 @@ def window_bound_ns(value: float, job_start_ns: int) -> int:
     return job_start_ns + round(value * 1e9)
 
 
-def step_window_ns(path: Path, first: int, last: int, ranks: list[int] | None) -> tuple[int, int]:
-    """From the start of step ``first`` to the end of step ``last``, over the selected ranks
-    (``smppy.analysis`` finds the steps)."""
-    from smppy import analysis
-
-    steps = analysis.load(os.fspath(path), tables=("steps",)).steps
-    columns = steps.to_dict("list") if hasattr(steps, "to_dict") else steps
-    starts, ends = [], []
-    for rank, step, start, end in zip(
-        columns["rank"], columns["step"], columns["start_wall_ns"], columns["end_wall_ns"]
-    ):
-        if first <= step <= last and (not ranks or rank in ranks):
-            starts.append(start)
-            ends.append(end)
-    if not starts:
-        raise ValueError(
-            f"--steps: no step {first}-{last} in {path}" + (f" for ranks {ranks}" if ranks else "")
-        )
-    return int(min(starts)), int(max(ends))
-
-
 def export_timeline(
     location: str | os.PathLike[str],
     output: str | os.PathLike[str],
@@ -91,6 +71,7 @@ def export_timeline(
     start: float | None = None,
     end: float | None = None,
     steps: tuple[int, int] | None = None,
+    step_pattern: str | None = None,
     gpu_utilization_max_buckets: int = 10_000,
     jobs: int | None = None,
 ) -> dict[str, Any]:
@@ -98,7 +79,9 @@ def export_timeline(
     in ``.gz``; its folder is created if missing) and returns what went in: counts, warnings, ``file_bytes``.
 
     ``start``/``end``: seconds since the job's start, or absolute wall-clock ns (>= 1e12).
-    ``steps``: (first, last) step numbers; the window runs from the first's start to the last's end.
+    ``steps``: (first, last) step numbers; the window runs from the first's start to the last's end
+    among the selected ranks, steps named by ``step_pattern`` (default: the summary's) and numbered as
+    the summary numbers them.
     ``jobs``: worker processes that write the rank processes' parts (default: the usable cores, from
     4 MiB of traces); 1 exports in this process. The file is the same to the byte whichever way.
     """
@@ -111,12 +94,8 @@ def export_timeline(
         origin = job_start_wall_ns(files)
         start_ns = None if start is None else window_bound_ns(start, origin)
         end_ns = None if end is None else window_bound_ns(end, origin)
-    if steps is not None:
-        step_start, step_end = step_window_ns(path, steps[0], steps[1], ranks)
-        start_ns = step_start if start_ns is None else max(start_ns, step_start)
-        end_ns = step_end if end_ns is None else min(end_ns, step_end)
-    if start_ns is not None and end_ns is not None and end_ns < start_ns:
-        raise ValueError("the window is empty: --end is before --start")
+    if steps is None and start_ns is not None and end_ns is not None and end_ns < start_ns:
+        raise ValueError("the window is empty: --end is before --start")  # with steps: C++ says it
     out = os.fspath(output)
     Path(out).parent.mkdir(parents=True, exist_ok=True)
     paths = [os.fspath(f) for f in files]
@@ -126,9 +105,16 @@ def export_timeline(
         "start_wall_ns": start_ns,
         "end_wall_ns": end_ns,
         "gpu_utilization_max_buckets": gpu_utilization_max_buckets,
+        "steps": steps,
+        "step_pattern": step_pattern or "",
     }
-    if worker_count(jobs) > 1:
-        result = export_on_workers(paths, out, format, gzip, jobs, options)
-        if result is not None:
-            return result
-    return _smppy.export_timeline(paths, out, format, gzip=gzip, **options)
+    try:
+        if worker_count(jobs) > 1:
+            result = export_on_workers(paths, out, format, gzip, jobs, options)
+            if result is not None:
+                return result
+        return _smppy.export_timeline(paths, out, format, gzip=gzip, **options)
+    except _smppy.NoStepError:
+        raise ValueError(
+            f"--steps: no step {steps[0]}-{steps[1]} in {path}" + (f" for ranks {ranks}" if ranks else "")
+        ) from None

@@ -9,6 +9,7 @@
 
 #include "analysis/job/job_reader.h"
 #include "analysis/timeline/machine_counter_log.h"
+#include "analysis/timeline/step_window.h"
 
 namespace smprof::analysis {
 
@@ -108,6 +109,8 @@ Status ExportTimeline(TimelineFormat format, const TimelineOptions& options, con
   stats->warnings.insert(stats->warnings.end(), job.warnings().begin(), job.warnings().end());
   if (job.streams().empty()) return Status(StatusCode::kInvalidArgument, "no readable trace files to export");
   const TimelinePlan plan = PlanTimeline(job.streams(), options.ranks);
+  TimelineOptions windowed = options;
+  if (Status s = ApplyStepWindow(plan, &windowed, &stats->no_step); !s.ok()) return s;
   std::unique_ptr<ExportOutput> out;
   if (Status s = ExportOutput::Open(path, gzip, &out); !s.ok()) return s;
   const std::string log_path = MachineCounterLogPath(path);
@@ -116,7 +119,7 @@ Status ExportTimeline(TimelineFormat format, const TimelineOptions& options, con
   if (status.ok()) {
     const std::unique_ptr<TimelineWriter> writer = NewWriter(format, out.get());
     WritePrologue(plan, writer.get(), out.get(), stats);
-    WriteGroups(plan, 0, plan.groups.size(), options, writer.get(), out.get(), machine.get(), stats);
+    WriteGroups(plan, 0, plan.groups.size(), windowed, writer.get(), out.get(), machine.get(), stats);
     status = machine->Close();
     if (status.ok()) status = WriteEpilogue(plan, {log_path}, writer.get(), stats);
     std::remove(log_path.c_str());

@@ -36,12 +36,15 @@ class TimelineWriter : public TimelineSink {
 };
 
 // Writes `path` (gzip-compressed when `gzip`) from `options.files`; `stats`
-// says what went in and `file_bytes` how big the file is.
+// says what went in and `file_bytes` how big the file is. With
+// `options.steps`, the window is narrowed to the steps' (ApplyStepWindow,
+// step_window.h) before anything is written.
 Status ExportTimeline(TimelineFormat format, const TimelineOptions& options, const std::string& path, bool gzip,
                       TimelineStats* stats, std::uint64_t* file_bytes);
 
 // Writes the segments of `plan.groups[first_group, end_group)` to `part_path`
-// and their machine counters beside it (MachineCounterLogPath); `stats`
+// in `options`' window as given (its steps applied beforehand, once for all
+// parts, by ApplyStepWindow) and their machine counters beside it (MachineCounterLogPath); `stats`
 // counts what they hold (not the processes nor the machine counters: the
 // assembly's).
 Status WriteTimelinePart(TimelineFormat format, const TimelinePlan& plan, std::size_t first_group,

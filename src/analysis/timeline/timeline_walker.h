@@ -16,15 +16,23 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "analysis/job/job_reader.h"
+#include "analysis/job/summary_options.h"
 #include "smprof/status.h"
 #include "trace/gpu_codec.h"
 
 namespace smprof::analysis {
+
+// Steps `first` to `last` (inclusive), numbered as the summary numbers them.
+struct StepRange {
+  std::int64_t first = 0;
+  std::int64_t last = 0;
+};
 
 struct TimelineOptions {
   // Every rank file of the job (sorted); the job's start, which timestamps
@@ -35,6 +43,12 @@ struct TimelineOptions {
   // (wall clock, ns since the Unix epoch).
   std::int64_t window_start_wall_ns = std::numeric_limits<std::int64_t>::min();
   std::int64_t window_end_wall_ns = std::numeric_limits<std::int64_t>::max();
+  // Narrows the window to the start of step `steps->first` to the end of
+  // step `steps->last` among the selected ranks (ApplyStepWindow,
+  // step_window.h; ExportTimeline applies it): steps are the annotations
+  // `step_pattern` matches, as in the summary.
+  std::optional<StepRange> steps;
+  std::string step_pattern = kDefaultStepPattern;
   // GPU utilization counters: busy share per bucket of a grid from the job's
   // start, 1 ms wide, doubling until the job fits in this many buckets.
   int gpu_utilization_max_buckets = 10'000;
@@ -112,6 +126,7 @@ struct TimelineStats {
   std::uint64_t counter_samples = 0;
   std::uint64_t flows = 0;
   std::vector<std::string> warnings;  // files read only in part, tables that did not decode
+  bool no_step = false;               // failed: TimelineOptions::steps named no step of the selected ranks
 };
 
 // A rank process of the timeline: the streams of one (host, rank, pid), its

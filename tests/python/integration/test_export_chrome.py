@@ -12,7 +12,7 @@ from pathlib import Path
 import export_job as job
 import pytest
 from conftest import run_python
-from smppy import cli
+from smppy import _smppy, analysis, cli
 from smppy.export import export_timeline, parse_int_ranges
 
 pytestmark = [pytest.mark.torch, pytest.mark.dask]
@@ -196,6 +196,38 @@ def test_window_from_steps(job_dir: Path, tmp_path: Path) -> None:
     assert {e["name"] for e in slices if e["cat"] == "user_annotation"} == {"step_1", "Forward", "inner"}
     assert all(ms(e["ts"]) <= 18 and ms(e["ts"] + e["dur"]) >= 10 for e in slices)
     assert [e["ph"] for e in events if e["ph"] in "sf"] == ["s", "f"]
+
+
+def test_window_from_steps_loads_no_table(
+    job_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The export finds the steps' window in C++, from the rank files it exports: no steps table in
+    # pandas (smppy.analysis.load), in this process or on workers.
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("export --steps loaded the steps table")
+
+    monkeypatch.setattr(analysis, "load", refuse)
+    monkeypatch.setattr(_smppy, "read_tables", refuse)
+    one = export(tmp_path, "--steps", "1", "--ranks", "0", "--jobs", "1", name="one.json")
+    assert {e["name"] for e in one if e.get("cat") == "user_annotation"} == {"step_1", "Forward", "inner"}
+    for ranks in ("0", "0,2"):
+        by_one = export(tmp_path, "--steps", "1-2", "--ranks", ranks, "--jobs", "1", name="a.json")
+        by_two = export(tmp_path, "--steps", "1-2", "--ranks", ranks, "--jobs", "2", name="b.json")
+        assert by_one == by_two, ranks
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_missing_steps_name_the_range_the_job_and_the_ranks(job_dir: Path, tmp_path: Path, jobs: int) -> None:
+    out = tmp_path / "out" / "t.json"
+    with pytest.raises(ValueError) as error:
+        export_timeline(job_dir, out, steps=(40, 42), jobs=jobs)
+    assert str(error.value) == f"--steps: no step 40-42 in {job_dir}"
+    with pytest.raises(ValueError) as error:
+        export_timeline(job_dir, out, steps=(1, 1), ranks=[7, 8], jobs=jobs)
+    assert str(error.value) == f"--steps: no step 1-1 in {job_dir} for ranks [7, 8]"
+    with pytest.raises(ValueError, match="the window is empty: --end is before --start"):
+        export_timeline(job_dir, out, steps=(1, 1), start=1e9, jobs=jobs)
+    assert not out.exists()
 
 
 def test_one_rank_export_carries_kineto_distributed_info(job_dir: Path, tmp_path: Path) -> None:

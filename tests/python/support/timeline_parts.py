@@ -14,7 +14,14 @@ def timelines_via_parts(files: list[str], format: str, gzip: bool, **options: An
     """The bytes of the timeline of ``files`` assembled from parts: all rank processes in one part, a
     part per rank process, and two halves. ``options``: ``_smppy.export_timeline``'s after ``gzip``."""
     streams, _ = _smppy.job_streams(files)
-    groups = len(_smppy.timeline_group_bytes(streams, options.get("ranks", [])))
+    ranks = options.get("ranks", [])
+    groups = len(_smppy.timeline_group_bytes(streams, ranks))
+    # The parts take the window with its steps applied, once, as smppy.export's workers do.
+    steps, step_pattern = options.pop("steps", None), options.pop("step_pattern", "")
+    if steps is not None:
+        options["start_wall_ns"], options["end_wall_ns"] = _smppy.timeline_window(
+            streams, ranks, options.get("start_wall_ns"), options.get("end_wall_ns"), steps, step_pattern
+        )
     cuts = {
         "in one part": [(0, groups)],
         "a part per rank process": [(i, i + 1) for i in range(groups)],
@@ -28,8 +35,6 @@ def timelines_via_parts(files: list[str], format: str, gzip: bool, **options: An
                 parts.append(str(Path(directory) / f"{n}-{first}-{end}"))
                 _smppy.export_timeline_part(streams, first, end, parts[-1], format, gzip=gzip, **options)
             assembled = Path(directory) / f"{n}.out"
-            _smppy.assemble_timeline(
-                streams, parts, str(assembled), format, gzip=gzip, ranks=options.get("ranks", [])
-            )
+            _smppy.assemble_timeline(streams, parts, str(assembled), format, gzip=gzip, ranks=ranks)
             out[how] = assembled.read_bytes()
     return out
