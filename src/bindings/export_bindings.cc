@@ -1,5 +1,3 @@
-#include "bindings/export_bindings.h"
-
 #include <pybind11/stl.h>
 
 #include <algorithm>
@@ -10,6 +8,7 @@
 #include "analysis/job/job_reader.h"
 #include "analysis/timeline/timeline_export.h"
 #include "bindings/job_stream.h"
+#include "bindings/module_parts.h"
 
 namespace py = pybind11;
 
