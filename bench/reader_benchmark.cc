@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/summary/job_summary.h"
+#include "analysis/summary/summary_builder.h"
 #include "trace/file_format.h"
 #include "trace/frame_codec.h"
 #include "trace/gpu_codec.h"

@@ -1,5 +1,3 @@
-#include "bindings/analysis_bindings.h"
-
 #include <pybind11/functional.h>
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
@@ -13,10 +11,11 @@
 #include <vector>
 
 #include "analysis/job/job_reader.h"
-#include "analysis/summary/job_summary.h"
 #include "analysis/summary/partial_summary.h"
+#include "analysis/summary/summary_builder.h"
 #include "analysis/tables/job_tables.h"
 #include "bindings/job_stream.h"
+#include "bindings/module_parts.h"
 #include "bindings/text.h"
 #include "trace/trace_reader.h"
 

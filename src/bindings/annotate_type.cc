@@ -1,8 +1,9 @@
-#include "bindings/annotate_type.h"
+#include <Python.h>
 
 #include <cstddef>
 #include <string_view>
 
+#include "bindings/module_parts.h"
 #include "runtime/annotation_correlation.h"
 #include "runtime/recorder.h"
 #include "smprof/annotate.h"

@@ -1,11 +1,10 @@
-#include "bindings/closed_files.h"
-
 #include <pybind11/stl.h>
 
 #include <cmath>
 #include <optional>
 #include <string>
 
+#include "bindings/module_parts.h"
 #include "session/closed_file_queue.h"
 
 namespace py = pybind11;

@@ -1,5 +1,3 @@
-#include "bindings/export_bindings.h"
-
 #include <pybind11/stl.h>
 
 #include <algorithm>
@@ -12,6 +10,7 @@
 #include "analysis/timeline/step_window.h"
 #include "analysis/timeline/timeline_export.h"
 #include "bindings/job_stream.h"
+#include "bindings/module_parts.h"
 
 namespace py = pybind11;
 

@@ -8,12 +8,8 @@
 #include <tuple>
 #include <vector>
 
-#include "bindings/analysis_bindings.h"
-#include "bindings/annotate_type.h"
-#include "bindings/closed_files.h"
-#include "bindings/export_bindings.h"
+#include "bindings/module_parts.h"
 #include "bindings/text.h"
-#include "bindings/trace_file.h"
 #include "runtime/resolved_config.h"
 #include "smprof/smprof.h"
 

@@ -1,11 +1,10 @@
-#include "bindings/trace_file.h"
-
 #include <pybind11/stl.h>
 
 #include <memory>
 #include <string_view>
 
 #include "bindings/gpu_frame_dict.h"
+#include "bindings/module_parts.h"
 #include "bindings/text.h"
 #include "trace/file_format.h"
 #include "trace/frame_codec.h"

@@ -4,6 +4,7 @@
 // partial-summary codec, MergeFrom merges a saved one in, and the merged
 // state writes the same JSON as one builder that read every stream
 // (docs/ANALYSIS.md, "Partial summaries"; partial_summary.h drives it).
+// SummarizeJob drives one builder over a whole job.
 #pragma once
 
 #include <cstdint>
@@ -97,5 +98,12 @@ class SummaryBuilder : public FrameVisitor {
   std::uint64_t processes_with_foreign_client_ = 0;  // footers naming another CUPTI client
   internal::FrameRows frame_rows_;                   // OnFrame's decoding of a parsed frame
 };
+
+// SummarizeJob: reads every rank file under `paths` once, streaming, and
+// returns the summary as JSON text in the schema of docs/ANALYSIS.md: the one
+// place where smprof's metrics are computed (summary, report, notebooks).
+// Throws std::regex_error for a bad step pattern; bad files are warnings.
+std::string SummarizeJob(const std::vector<std::string>& paths, const SummaryOptions& options,
+                         const ProgressCallback& progress = nullptr);
 
 }  // namespace smprof::analysis

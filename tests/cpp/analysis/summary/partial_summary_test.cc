@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "analysis/job/job_reader.h"
-#include "analysis/summary/job_summary.h"
+#include "analysis/summary/summary_builder.h"
 #include "smprof/annotate.h"
 #include "smprof/smprof.h"
 #include "support/temp_dir.h"
