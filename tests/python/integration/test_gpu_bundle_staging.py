@@ -29,6 +29,6 @@ def test_every_package_file_and_no_built_library_is_staged(tmp_path: Path) -> No
     staged = {str(path.relative_to(dest)) for path in dest.rglob("*") if path.is_file()}
     assert staged == package_files(REPO / "python")
     # What the bundle's scripts import beyond smppy itself, and a subpackage's data files.
-    for needed in ("smppy/analysis/trace.py", "smppy/analysis/__init__.py", "smppy/report/assets/dashboard.js"):
-        assert needed in staged, needed
+    needed = {"smppy/analysis/__init__.py", "smppy/analysis/trace.py", "smppy/report/assets/dashboard.js"}
+    assert needed <= staged, needed - staged
     assert not any(name.endswith(".so") or ".so." in name or "__pycache__" in name for name in staged)
