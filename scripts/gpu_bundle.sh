@@ -70,9 +70,8 @@ cp "$first_build/libsmprof.so" "$out/python/smppy/"
 # ... and under its soname, which bin/cuda_app needs (NEEDED libsmprof.so.0).
 soname="$(readelf -d "$first_build/libsmprof.so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')"
 [ -z "$soname" ] || [ "$soname" = libsmprof.so ] || cp "$first_build/libsmprof.so" "$out/python/smppy/$soname"
-find "$root/python/smppy" -maxdepth 1 -type f ! -name '*.so' -exec cp {} "$out/python/smppy/" \;
-cp -r "$root/python/smprof" "$out/python/smprof"
-find "$out/python" -name __pycache__ -prune -exec rm -rf {} +
+# The whole package tree: its subpackages (analysis/, cli/, ...) and data files too.
+bash "$root/scripts/gpu_bundle_stage_python.sh" "$out/python"
 # What the libraries need beyond glibc, the C++ runtime and zlib, which every
 # machine with Python has.
 for library in $(ldd "$out"/python/smppy/*.so | awk '$3 ~ /^\// {print $3}' | sort -u); do
