@@ -9,6 +9,7 @@ as it is, which finds its window in the plan it exports from (src/analysis/timel
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 from typing import Any
@@ -97,6 +98,7 @@ def export_timeline(
     if steps is None and start_ns is not None and end_ns is not None and end_ns < start_ns:
         raise ValueError("the window is empty: --end is before --start")  # with steps: C++ says it
     out = os.fspath(output)
+    created = [d for d in (Path(out).parent, *Path(out).parent.parents) if not d.exists()]
     Path(out).parent.mkdir(parents=True, exist_ok=True)
     paths = [os.fspath(f) for f in files]
     gzip = out.endswith(".gz")
@@ -115,6 +117,17 @@ def export_timeline(
                 return result
         return _smppy.export_timeline(paths, out, format, gzip=gzip, **options)
     except _smppy.NoStepError:
+        _remove_empty(created)
         raise ValueError(
             f"--steps: no step {steps[0]}-{steps[1]} in {path}" + (f" for ranks {ranks}" if ranks else "")
         ) from None
+    except ValueError:  # a window C++ found empty: nothing written, no folder left behind either
+        _remove_empty(created)
+        raise
+
+
+def _remove_empty(folders: list[Path]) -> None:
+    """Removes the folders an export created for a file it did not write, innermost first."""
+    for folder in folders:
+        with contextlib.suppress(OSError):
+            folder.rmdir()
