@@ -30,21 +30,11 @@
 #include <unordered_map>
 #include <vector>
 
+#include "allocation_counter.h"
 #include "analysis/base/partial_codec.h"
 #include "median.h"
 #include "partial_state_prototype.pb.h"
 #include "smprof/trace.pb.h"
-
-// Every allocation of the process, counted (the benchmark is one thread).
-static std::uint64_t g_allocations = 0;
-
-void* operator new(std::size_t size) {
-  ++g_allocations;
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 namespace {
 

@@ -37,6 +37,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "allocation_counter.h"
 #include "analysis/timeline/export_output.h"
 #include "analysis/timeline/slice_args.h"
 #include "analysis/timeline/timeline_export.h"
@@ -44,17 +45,6 @@
 #include "perfetto_trace_subset.pb.h"
 #include "smprof/trace.pb.h"
 #include "trace/utf8_text.h"
-
-// Every allocation of the process, counted (the benchmark is one thread).
-static std::uint64_t g_allocations = 0;
-
-void* operator new(std::size_t size) {
-  ++g_allocations;
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 namespace {
 
