@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
+import select
 import sys
 from collections.abc import Sequence
 
@@ -33,10 +35,34 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# The exit status of a Unix tool that wrote into a pipe whose reader had gone (128 + SIGPIPE).
+CLOSED_STDOUT_EXIT = 141
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return args.func(args)
+        code = args.func(args)
+        sys.stdout.flush()  # here, not at interpreter exit, where a closed pipe is one more traceback
+        return code
+    except BrokenPipeError:
+        if not stdout_reader_gone():
+            raise
+        # `smprof summary DIR | head -1`: end quietly, as Unix tools do; what is still buffered
+        # goes nowhere instead of raising again when the interpreter flushes stdout at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return CLOSED_STDOUT_EXIT
     except (FileNotFoundError, ValueError, RuntimeError) as e:  # RuntimeError: summary workers
         print(f"smprof: error: {e}", file=sys.stderr)
         return 2
+
+
+def stdout_reader_gone() -> bool:
+    """Whether stdout is a pipe or socket whose reading end is closed (poll reports an error on the
+    writing end), so that a BrokenPipeError of another pipe (a worker's) is not taken for it."""
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(events & (select.POLLERR | select.POLLHUP) for _, events in poller.poll(0))
+    except (OSError, ValueError):
+        return False

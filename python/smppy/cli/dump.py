@@ -17,20 +17,17 @@ from smppy.cli.info import warn
 def cmd_dump(args: argparse.Namespace) -> int:
     out = sys.stdout
     read = 0
-    try:
-        for f in find_trace_files(resolve_traces(args.path)):
-            try:
-                trace = open_trace(f)
-            except ValueError as e:
-                warn(f"skipping {f}: {e}")
-                continue
-            read += 1
-            for event in file_events(trace):
-                out.write(json.dumps(event, separators=(",", ":")) + "\n")
-            if trace.problem:
-                warn(f"{f}: {trace.problem}")
-    except BrokenPipeError:
-        return 0
+    for f in find_trace_files(resolve_traces(args.path)):
+        try:
+            trace = open_trace(f)
+        except ValueError as e:
+            warn(f"skipping {f}: {e}")
+            continue
+        read += 1
+        for event in file_events(trace):
+            out.write(json.dumps(event, separators=(",", ":")) + "\n")
+        if trace.problem:
+            warn(f"{f}: {trace.problem}")
     return 0 if read else 1
 
 

@@ -82,22 +82,42 @@ def trace_directory(env: Mapping[str, str]) -> Path:
     return Path(fixed if fixed.endswith("/") else os.path.dirname(fixed) or ".").resolve()
 
 
+# si_code of a signal the kernel sent (a terminal's Ctrl-C reaches the whole foreground process
+# group, the command included), as against one a process sent with kill() (SI_USER, SI_QUEUE).
+SI_KERNEL = 0x80
+PASSED_ON = (signal.SIGINT, signal.SIGTERM)
+
+
 def run_command(command: list[str], env: Mapping[str, str]) -> int:
-    """Run ``command`` and return its exit code (128+N when signal N ended
-    it). Ctrl-C reaches the command from the terminal (this process waits
-    on); SIGTERM is passed on."""
+    """Run ``command`` and return its exit code (128+N when signal N ended it; 130 after a SIGINT,
+    whatever the command then did). SIGTERM and a SIGINT sent to this process alone (a supervisor,
+    ``kill -INT PID``) are passed on to the command; a terminal's Ctrl-C already reaches the command
+    and is not sent twice."""
     try:
         child = subprocess.Popen(command, env=dict(env))
     except OSError as e:
         print(f"smprof run: cannot start {command[0]!r}: {e}", file=sys.stderr)
         return 127
-    previous_int = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    previous_term = signal.signal(signal.SIGTERM, lambda signum, _frame: child.send_signal(signum))
+    # Blocked after the fork, so that the command starts with the caller's signal mask; taken
+    # synchronously, with the sender's si_code, and SIGCHLD ends the wait when the command exits.
+    waited = {*PASSED_ON, signal.SIGCHLD}
+    previous_mask = signal.pthread_sigmask(signal.SIG_BLOCK, waited)
+    interrupted = False
     try:
-        code = child.wait()
+        while child.poll() is None:
+            info = signal.sigtimedwait(waited, 1.0)
+            if info is None or info.si_signo == signal.SIGCHLD:
+                continue
+            interrupted |= info.si_signo == signal.SIGINT
+            if info.si_code != SI_KERNEL:
+                child.send_signal(info.si_signo)
+        code = child.returncode
     finally:
-        signal.signal(signal.SIGINT, previous_int)
-        signal.signal(signal.SIGTERM, previous_term)
+        while signal.sigtimedwait(waited, 0) is not None:  # none left to raise once unblocked
+            pass
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous_mask)
+    if interrupted:
+        return 128 + signal.SIGINT
     return 128 - code if code < 0 else code
 
 

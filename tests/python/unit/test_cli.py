@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
 from pathlib import Path
 
+import pytest
 import smppy
 from conftest import start_session
 from smprof_command import smprof
@@ -46,6 +50,27 @@ def test_info_on_a_directory_reports_each_file_and_totals(trace_dir: Path) -> No
     assert [i["annotations"] for i in infos] == [10, 10]
     assert infos[0]["names"]["step"]["count"] == 5
     assert infos[0]["span_ns"] > 0
+
+
+@pytest.mark.parametrize("command", [["summary"], ["info"], ["dump", "--json"], ["diagnose"]])
+def test_a_closed_stdout_ends_the_command_quietly(trace_dir: Path, command: list[str]) -> None:
+    """`smprof summary DIR | head -1` once head has gone: no traceback, the status of a Unix tool
+    that SIGPIPE ended (141)."""
+    make_trace(trace_dir)
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before the first write: every write fails
+    try:
+        proc = subprocess.run(
+            [shutil.which("smprof") or "smprof", *command, str(trace_dir)],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        os.close(write_end)
+    assert proc.stderr == ""
+    assert proc.returncode == 141
 
 
 def test_info_reports_a_truncated_file_and_reads_up_to_it(trace_dir: Path) -> None:
