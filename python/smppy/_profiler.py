@@ -15,6 +15,15 @@ from smppy._foreign_profilers import foreign_profiler_warning
 from smppy._schedule import SCHEDULE_KEYS, ProfilerAction, Schedule
 
 
+def not_a_dict(value: object) -> TypeError:
+    """The error for settings given as anything but a mapping (``configure("EnableCuda=1")``)."""
+    return TypeError(
+        "smppy.Config, Config.profiler and configure() take a dict of config keys to values, such as "
+        f"{{'EnableCuda': '1'}} (keys: docs/CONFIG.md, Config.keys()), "
+        f"not {type(value).__name__}: {value!r:.80}"
+    )
+
+
 class Config:
     """Profiler settings: ``config.profiler`` is a dict of string values.
 
@@ -23,6 +32,8 @@ class Config:
     """
 
     def __init__(self, profiler: Mapping[str, Any] | None = None) -> None:
+        if profiler is not None and not isinstance(profiler, Mapping):
+            raise not_a_dict(profiler)
         self.profiler: dict[str, str] = dict(profiler or {})
 
     @staticmethod
@@ -33,7 +44,7 @@ class Config:
     def validated(self) -> dict[str, str]:
         """The settings as strings; raises ValueError naming a bad key or value."""
         if not isinstance(self.profiler, Mapping):
-            raise TypeError(f"Config.profiler must be a dict, not {type(self.profiler).__name__}")
+            raise not_a_dict(self.profiler)
         values: dict[str, str] = {}
         for key, value in self.profiler.items():
             if not isinstance(key, str):

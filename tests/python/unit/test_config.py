@@ -115,6 +115,15 @@ def test_values_must_be_strings_ints_or_bools() -> None:
         configure({"BucketSizeMB": 1.5})
 
 
+@pytest.mark.parametrize("config", ["notadict", [("EnableCuda", "1")], 3])
+def test_configure_says_what_it_takes(config: object) -> None:
+    expected = r"take a dict of config keys to values.*docs/CONFIG.md.*not "
+    with pytest.raises(TypeError, match=expected):
+        smppy.SMProfiler.instance().configure(config)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=expected):
+        configure(config)  # type: ignore[arg-type]  # through Config().profiler = ...
+
+
 def test_configure_accepts_a_plain_dict(trace_dir: Path) -> None:
     profiler = smppy.SMProfiler.instance()
     plain = {"Compression": "none", "RecordFile": str(trace_dir / "plain.smprof"), "BucketCount": 3}
