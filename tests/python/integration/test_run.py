@@ -157,6 +157,9 @@ def test_exit_code_and_bad_settings(tmp_path: Path) -> None:
     )
     assert proc.returncode == 3, proc.stderr
     assert len(find_trace_files(tmp_path)) == 1
+    proc = smprof_run(["--no-summary", "--", str(tmp_path / "no-such-program")], tmp_path)
+    assert proc.returncode == 127
+    assert "cannot start" in proc.stderr and "no-such-program" in proc.stderr
     proc = smprof_run(["--set", "ScheduleActive=x", "--", "true"], tmp_path)
     assert proc.returncode == 2
     assert "ScheduleActive" in proc.stderr and "valid values" in proc.stderr
