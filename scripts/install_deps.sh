@@ -30,8 +30,10 @@ python_packages=(scikit-build-core=scikit_build_core pybind11=pybind11 cmake=cma
                  "torch==2.13.0=torch" protobuf=google.protobuf boto3=boto3 "moto[server]=moto"
                  plotly=plotly selenium=selenium  # report: plotly.js inlined; its browser tests
                  pandas=pandas  # smppy.analysis.load returns DataFrames when it is installed
-                 pyarrow=pyarrow "dask[dataframe]=dask.dataframe"  # Parquet export, load(engine="dask")
-                 distributed=distributed  # the summary on a Dask cluster (--scheduler)
+                 # Parquet export, load(engine="dask"); the summary on a Dask cluster (--scheduler). Through
+                 # dask's own extra, which pins distributed to dask's version: asked for apart, pip pairs a
+                 # dask newer than the newest distributed with a distributed of 2021 that cannot import it.
+                 pyarrow=pyarrow "dask[dataframe,distributed]=distributed"
                  duckdb=duckdb pyspark=pyspark  # the Parquet export's tests read it as DuckDB and Spark users would
                  auditwheel=auditwheel  # checks and tags the manylinux wheel (scripts/build_wheel.sh)
                  # TensorFlow in the same process; the framework integrations' tests
@@ -46,6 +48,8 @@ for entry in "${python_packages[@]}"; do
     || to_install+=("${entry%=*}")
 done
 python3 -c "import torch; assert torch.__version__.startswith('2.13.0')" 2>/dev/null || to_install+=("torch==2.13.0")
+python3 -c "import dask, distributed; assert dask.__version__ == distributed.__version__" 2>/dev/null \
+  || [[ " ${to_install[*]} " == *" dask[dataframe,distributed] "* ]] || to_install+=("dask[dataframe,distributed]")
 if ((${#to_install[@]})); then
   echo "== installing Python packages: ${to_install[*]}"
   python3 -m pip install -q "${to_install[@]}"
