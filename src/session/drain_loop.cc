@@ -5,6 +5,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "collectors/cuda/cuda_collection.h"
 #include "collectors/cuda/gpu_record_buffer.h"
 #include "runtime/name_table.h"
 #include "runtime/recorder.h"
@@ -127,8 +128,10 @@ void RunDrain(const DrainJob& job) {
   const std::int64_t interval_ns = static_cast<std::int64_t>(job.flush_interval_ms) * 1000000;
   while (!job.stop_requested->load(std::memory_order_acquire)) {
     recorder.WaitForWork(job.flush_interval_ms);
+    const bool frame_due = NowNs() - last_frame_ns >= interval_ns;
+    if (frame_due && job.gpu != nullptr) TickCudaCollection();  // CUPTI's finished records into job.gpu
     drain();
-    if (NowNs() - last_frame_ns >= interval_ns) {
+    if (frame_due) {
       write_frame();
       last_frame_ns = NowNs();
     }

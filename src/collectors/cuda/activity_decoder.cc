@@ -179,7 +179,7 @@ bool ActivityDecoder::ValidSpan(std::uint64_t start, std::uint64_t end) {
     ++stats_.invalid_timestamps;
     return false;
   }
-  return OnSessionClock(Time(start), Time(end));
+  return OnSessionClock(Time(start), EndTime(start, end));
 }
 
 bool ActivityDecoder::OnSessionClock(std::int64_t start_ns, std::int64_t end_ns) {
@@ -257,7 +257,7 @@ void ActivityDecoder::DecodeRecord(const CUpti_Activity* record, GpuBatch* batch
       if (!ValidSpan(k->start, k->end)) return;
       LearnContext(k->contextId, k->deviceId);
       const KernelInfo& info = Kernel(k->name);
-      GpuActivityRecord& r = AddOnStream(*k, Time(k->start), Time(k->end), kGpuKernel, info.name, batch);
+      GpuActivityRecord& r = AddOnStream(*k, Time(k->start), EndTime(k->start, k->end), kGpuKernel, info.name, batch);
       r.kernel_class = static_cast<std::uint32_t>(info.kernel_class);
       r.precision = static_cast<std::uint32_t>(info.precision);
       r.grid[0] = NonNegative(k->gridX);
@@ -275,7 +275,8 @@ void ActivityDecoder::DecodeRecord(const CUpti_Activity* record, GpuBatch* batch
       if (!ValidSpan(m->start, m->end)) return;
       LearnContext(m->contextId, m->deviceId);
       const std::uint32_t copy_kind = m->copyKind < memcpy_names_.size() ? m->copyKind : 0;
-      GpuActivityRecord& r = AddOnStream(*m, Time(m->start), Time(m->end), kGpuMemcpy, memcpy_names_[copy_kind], batch);
+      GpuActivityRecord& r =
+          AddOnStream(*m, Time(m->start), EndTime(m->start, m->end), kGpuMemcpy, memcpy_names_[copy_kind], batch);
       r.bytes = m->bytes;
       r.copy_kind = copy_kind;
       r.src_memory_kind = m->srcKind;
@@ -286,7 +287,8 @@ void ActivityDecoder::DecodeRecord(const CUpti_Activity* record, GpuBatch* batch
       const auto* m = reinterpret_cast<const CUpti_ActivityMemcpyPtoP4*>(record);
       if (!ValidSpan(m->start, m->end)) return;
       LearnContext(m->contextId, m->deviceId);
-      GpuActivityRecord& r = AddOnStream(*m, Time(m->start), Time(m->end), kGpuMemcpy, memcpy_names_[kCopyPtoP], batch);
+      GpuActivityRecord& r =
+          AddOnStream(*m, Time(m->start), EndTime(m->start, m->end), kGpuMemcpy, memcpy_names_[kCopyPtoP], batch);
       r.bytes = m->bytes;
       r.copy_kind = kCopyPtoP;
       // The record sits on one of the two devices; the peer is the other.
@@ -297,7 +299,8 @@ void ActivityDecoder::DecodeRecord(const CUpti_Activity* record, GpuBatch* batch
       const auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(record);
       if (!ValidSpan(m->start, m->end)) return;
       LearnContext(m->contextId, m->deviceId);
-      GpuActivityRecord& r = AddOnStream(*m, Time(m->start), Time(m->end), kGpuMemset, memset_name_, batch);
+      GpuActivityRecord& r =
+          AddOnStream(*m, Time(m->start), EndTime(m->start, m->end), kGpuMemset, memset_name_, batch);
       r.bytes = m->bytes;
       return;
     }
@@ -307,7 +310,7 @@ void ActivityDecoder::DecodeRecord(const CUpti_Activity* record, GpuBatch* batch
       const auto type = static_cast<std::size_t>(s->type);
       GpuActivityRecord& r = batch->activities.emplace_back();
       r.start_ns = Time(s->start);
-      r.end_ns = Time(s->end);
+      r.end_ns = EndTime(s->start, s->end);
       r.name = sync_names_[type < sync_names_.size() ? type : 0];
       r.kind = kGpuSync;
       // The record names no device; its context does (from context records).
@@ -326,7 +329,7 @@ void ActivityDecoder::DecodeRecord(const CUpti_Activity* record, GpuBatch* batch
       const bool runtime = record->kind == CUPTI_ACTIVITY_KIND_RUNTIME;
       ApiCallRecord& r = batch->api_calls.emplace_back();
       r.start_ns = Time(a->start);
-      r.end_ns = Time(a->end);
+      r.end_ns = EndTime(a->start, a->end);
       r.name = ApiName(runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API, a->cbid);
       r.tid = a->threadId;
       r.correlation_id = a->correlationId;
@@ -351,7 +354,7 @@ void ActivityDecoder::DecodeRecord(const CUpti_Activity* record, GpuBatch* batch
       if (!ValidSpan(o->start, o->end)) return;
       OverheadRecord& r = batch->overheads.emplace_back();
       r.start_ns = Time(o->start);
-      r.end_ns = Time(o->end);
+      r.end_ns = EndTime(o->start, o->end);
       auto [it, added] = overhead_names_.try_emplace(static_cast<std::uint32_t>(o->overheadKind));
       if (added) it->second = Intern(OverheadName(o->overheadKind));
       r.name = it->second;

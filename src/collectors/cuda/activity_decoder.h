@@ -37,6 +37,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "collectors/cuda/cupti_clock.h"
 #include "collectors/cuda/kernel_names.h"
 #include "trace/records.h"
 
@@ -93,9 +94,9 @@ class ActivityDecoder {
     // so bytes after a buffer's last record do not show it was truncated.
     std::uint32_t cupti_version = CUPTI_API_VERSION;
     ApiNameResolver api_names;
-    // Added to every CUPTI timestamp to put it on the session's timebase
-    // (0 when the timestamp callback already gives CLOCK_MONOTONIC).
-    std::int64_t timestamp_offset_ns = 0;
+    // Puts CUPTI's timestamps on the session's timebase; nullptr: they are
+    // on it already (smprof's timestamp callback). Outlives the decoder.
+    const CuptiClock* clock = nullptr;
     // Records are expected on the session's clock, between earliest_ns and
     // the moment of decoding (plus future_slack_ns); 0 disables the check.
     std::int64_t earliest_ns = 0;
@@ -134,7 +135,11 @@ class ActivityDecoder {
   bool OnSessionClock(std::int64_t start_ns, std::int64_t end_ns);
   void LearnContext(std::uint32_t context, std::uint32_t device);
   std::int64_t Time(std::uint64_t cupti_ns) const {
-    return static_cast<std::int64_t>(cupti_ns) + options_.timestamp_offset_ns;
+    return options_.clock != nullptr ? options_.clock->ToSession(cupti_ns) : static_cast<std::int64_t>(cupti_ns);
+  }
+  // An end converted with its start's offset, so durations stay CUPTI's own.
+  std::int64_t EndTime(std::uint64_t cupti_start, std::uint64_t cupti_end) const {
+    return Time(cupti_start) + static_cast<std::int64_t>(cupti_end - cupti_start);
   }
 
   const Options options_;

@@ -88,6 +88,8 @@ CudaCollectionTotals StopCudaCollection(bool at_exit) {
   return totals;
 }
 
+void TickCudaCollection() { TickCuptiCollection(); }
+
 void AbandonCudaCollectionInChild() { AbandonCuptiCollectionInChild(); }
 
 void UseCuptiApiForTesting(const CuptiApi* api) { g_test_api.store(api, std::memory_order_release); }

@@ -61,6 +61,9 @@ CudaCollectionStatus StartCudaCollection(const ResolvedConfig& config, GpuRecord
 // `at_exit`: never wait for the GPU (a stuck kernel would hang the exit).
 CudaCollectionTotals StopCudaCollection(bool at_exit = false);
 
+// The drain loop's call every frame (cupti_collector.h, TickCuptiCollection).
+void TickCudaCollection();
+
 // In a forked child (pthread_atfork): forget the parent's collection without
 // any CUPTI call.
 void AbandonCudaCollectionInChild();

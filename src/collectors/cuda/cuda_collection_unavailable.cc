@@ -16,6 +16,8 @@ CudaCollectionStatus StartCudaCollection(const ResolvedConfig& config, GpuRecord
 
 CudaCollectionTotals StopCudaCollection(bool) { return {}; }
 
+void TickCudaCollection() {}
+
 void AbandonCudaCollectionInChild() {}
 
 void UseCuptiApiForTesting(const CuptiApi*) {}

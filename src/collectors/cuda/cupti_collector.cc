@@ -14,8 +14,9 @@
 #include "collectors/cuda/activity_buffer_pool.h"
 #include "collectors/cuda/activity_decoder.h"
 #include "collectors/cuda/context_sync.h"
+#include "collectors/cuda/cupti_clock.h"
 #include "runtime/annotation_correlation.h"
-#include "runtime/clock_anchor.h"
+#include "smprof/annotate.h"
 
 namespace smprof::internal {
 
@@ -81,6 +82,7 @@ struct Collector {
   pid_t initialised_pid = 0;  // the process that first subscribed
   bool timestamp_callback_tried = false;
   bool monotonic_timestamps = false;  // the callback was accepted
+  std::string clock_note;             // why not, when not
   std::string nvtx_value;             // what we set NVTX_INJECTION64_PATH to, "" if not ours
   CuptiCollectorOptions options;
   std::uint64_t refused_at_start = 0;
@@ -98,6 +100,10 @@ struct Collector {
   std::shared_mutex connection;
   GpuRecordBuffer* sink = nullptr;
   std::unique_ptr<ActivityDecoder> decoder;
+  std::unique_ptr<CuptiClock> clock;  // the decoder's
+
+  // The drain loop's tick and the stop's teardown never overlap.
+  std::mutex tick;
 
   std::atomic<const CuptiApi*> callback_api{nullptr};
   std::atomic<std::uint64_t> cupti_dropped{0};
@@ -171,8 +177,10 @@ void DisableEnabled(Collector& c) {
 
 // Gives the callbacks their pool, decoder and sink for this session.
 void Connect(Collector& c, const CuptiCollectorOptions& options, GpuRecordBuffer* sink, std::uint32_t version,
-             std::int64_t timestamp_offset_ns, std::int64_t session_start_ns) {
+             std::int64_t session_start_ns) {
   const CuptiApi* api = c.api;
+  auto clock =
+      c.monotonic_timestamps ? std::make_unique<CuptiClock>() : std::make_unique<CuptiClock>(api->GetTimestamp);
   ActivityDecoder::Options decoder_options;
   decoder_options.next_record = api->ActivityGetNextRecord;
   decoder_options.cupti_version = version;
@@ -180,7 +188,7 @@ void Connect(Collector& c, const CuptiCollectorOptions& options, GpuRecordBuffer
     const char* name = nullptr;
     return api->GetCallbackName(domain, cbid, &name) == CUPTI_SUCCESS ? name : nullptr;
   };
-  decoder_options.timestamp_offset_ns = timestamp_offset_ns;
+  decoder_options.clock = clock.get();
   decoder_options.earliest_ns = session_start_ns - kEarliestRecordBeforeStartNs;
   auto decoder = std::make_unique<ActivityDecoder>(std::move(decoder_options));
 
@@ -199,6 +207,7 @@ void Connect(Collector& c, const CuptiCollectorOptions& options, GpuRecordBuffer
   std::unique_lock<std::shared_mutex> lock(c.connection);
   c.sink = sink;
   c.decoder = std::move(decoder);
+  c.clock = std::move(clock);
   c.callback_api.store(api, std::memory_order_release);
 }
 
@@ -206,6 +215,12 @@ void Disconnect(Collector& c) {
   std::unique_lock<std::shared_mutex> lock(c.connection);
   c.sink = nullptr;
   c.decoder.reset();
+  c.clock.reset();
+}
+
+void SampleClock(Collector& c) {
+  std::shared_lock<std::shared_mutex> lock(c.connection);
+  if (c.clock) c.clock->Sample();
 }
 
 ActivityBufferPool* CurrentPool(Collector& c) {
@@ -280,6 +295,10 @@ std::string ForeignClientEvidence(const CuptiStopResult& r) {
 
 }  // namespace
 
+bool CuptiTimestampCallbackIsSafe(std::uint32_t version) {
+  return version < kFirstCuptiWithTimestampCallbackBug || version >= kFirstCuptiWithTimestampCallbackFix;
+}
+
 CuptiStartResult StartCuptiCollection(const CuptiApi* api, const CuptiCollectorOptions& options,
                                       GpuRecordBuffer* sink) {
   Collector& c = State();
@@ -307,30 +326,36 @@ CuptiStartResult StartCuptiCollection(const CuptiApi* api, const CuptiCollectorO
     r.driver_version = static_cast<std::uint32_t>(driver_version);
   }
 
-  // Registering twice corrupts timestamps, and it must come before CUPTI
-  // initialises its activity tracing (the subscribe, the first kind): once,
-  // at the process's first collection, before anything else.
-  if (!c.timestamp_callback_tried) {
-    c.timestamp_callback_tried = true;
-    c.monotonic_timestamps = api->ActivityRegisterTimestampCallback(MonotonicTimestamp) == CUPTI_SUCCESS;
-  }
+  // Subscribing first: while another profiler holds CUPTI's only slot,
+  // nothing process-wide of its CUPTI (its clock) is touched.
   CUpti_SubscriberHandle subscriber = nullptr;
   if (CUptiResult res = api->Subscribe(&subscriber, IgnoreCallback, nullptr); res != CUPTI_SUCCESS) {
     r.reason = Explain(*api, "cuptiSubscribe", res);
     return r;
   }
+  // Once per process (registering twice corrupts timestamps), before the
+  // first kind is enabled, and never on a CUPTI whose callback zeroes or
+  // shifts kernel stamps.
+  if (!c.timestamp_callback_tried) {
+    c.timestamp_callback_tried = true;
+    if (CuptiTimestampCallbackIsSafe(r.cupti_version)) {
+      const CUptiResult registered = api->ActivityRegisterTimestampCallback(MonotonicTimestamp);
+      c.monotonic_timestamps = registered == CUPTI_SUCCESS;
+      if (!c.monotonic_timestamps)
+        c.clock_note = "the timestamp callback was refused: " + CuptiErrorText(*api, registered);
+    } else {
+      c.clock_note = "no timestamp callback on CUPTI " + std::to_string(r.cupti_version) +
+                     ": its callback zeroes or shifts kernel timestamps (fixed in CUDA 13.1)";
+    }
+  }
   c.api = api;
   c.subscriber = subscriber;
   c.initialised_pid = getpid();
   c.options = options;
-  std::int64_t offset_ns = 0;
-  if (c.monotonic_timestamps) {
-    r.timebase = "cupti timestamp callback: CLOCK_MONOTONIC";
-  } else {
-    const ClockPair clock = ReadClockPair();
-    offset_ns = clock.monotonic_ns - clock.realtime_ns;
-    r.timebase = "cupti default clock (CLOCK_REALTIME), shifted to CLOCK_MONOTONIC at session start";
-  }
+  r.timebase = c.monotonic_timestamps ? "cupti timestamp callback: CLOCK_MONOTONIC"
+                                      : "cupti default clock (CLOCK_REALTIME), converted to CLOCK_MONOTONIC by the "
+                                        "nearest of pairs read every drain frame; " +
+                                            c.clock_note;
 
   auto fail = [&](const std::string& call, CUptiResult res) {
     r.reason = Explain(*api, call, res);
@@ -340,7 +365,7 @@ CuptiStartResult StartCuptiCollection(const CuptiApi* api, const CuptiCollectorO
     c.subscriber = nullptr;
     return r;
   };
-  Connect(c, options, sink, r.cupti_version, offset_ns, NowNs());
+  Connect(c, options, sink, r.cupti_version, NowNs());
   // CUPTI's default thread id is pthread_self(); the kernel's thread id is
   // what annotations, perf and /proc use, so API and marker rows join them.
   if (CUptiResult res = api->SetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM); res != CUPTI_SUCCESS) {
@@ -377,7 +402,10 @@ CuptiStartResult StartCuptiCollection(const CuptiApi* api, const CuptiCollectorO
   g_pop.store(api->ActivityPopExternalCorrelationId, std::memory_order_relaxed);
   g_correlation_pop.store(PopAnnotation, std::memory_order_release);  // before push: what is pushed can pop
   g_correlation_push.store(PushAnnotation, std::memory_order_release);
-  c.active = true;
+  {
+    std::lock_guard<std::mutex> lock(c.tick);
+    c.active = true;
+  }
   r.active = true;
   return r;
 }
@@ -387,6 +415,7 @@ CuptiStopResult StopCuptiCollection(bool may_synchronize) {
   Collector* collector = g_collector.load(std::memory_order_acquire);
   if (collector == nullptr || !collector->active) return result;
   Collector& c = *collector;
+  std::lock_guard<std::mutex> tick(c.tick);
   g_correlation_push.store(nullptr, std::memory_order_relaxed);  // open scopes still pop
   if (c.options.synchronize_at_stop && may_synchronize) {
     // While the kinds are enabled: the queued work's records must complete.
@@ -395,6 +424,7 @@ CuptiStopResult StopCuptiCollection(bool may_synchronize) {
     result.synchronize_failure = synced.failure;
   }
   DisableEnabled(c);
+  SampleClock(c);
   c.api->ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);  // completes every buffer, partial ones too
   c.cupti_dropped.fetch_add(ReadCuptiDropped(*c.api), std::memory_order_relaxed);
   if (c.options.flush_period_ms > 0 && c.api->ActivityFlushPeriod != nullptr) c.api->ActivityFlushPeriod(0);
@@ -415,6 +445,16 @@ CuptiStopResult StopCuptiCollection(bool may_synchronize) {
   result.foreign_client = ForeignClientEvidence(result);
   c.active = false;
   return result;
+}
+
+void TickCuptiCollection() {
+  Collector* collector = g_collector.load(std::memory_order_acquire);
+  if (collector == nullptr) return;
+  Collector& c = *collector;
+  std::unique_lock<std::mutex> tick(c.tick, std::try_to_lock);  // a stop in progress flushes by itself
+  if (!tick.owns_lock() || !c.active) return;
+  SampleClock(c);
+  c.api->ActivityFlushAll(0);
 }
 
 bool CuptiCollectionActive() {
@@ -461,6 +501,7 @@ void CUPTIAPI CuptiBufferCompleted(CUcontext, std::uint32_t, std::uint8_t* buffe
   {
     std::shared_lock<std::shared_mutex> lock(c.connection);
     if (c.sink != nullptr && c.decoder != nullptr && buffer != nullptr && valid_size > 0) {
+      c.clock->Sample();  // a pair after every record of this buffer
       GpuBatch batch;
       c.decoder->Decode(buffer, valid_size, &batch);
       c.sink->Add(std::move(batch));

@@ -1,8 +1,9 @@
 // The CUPTI collector: one process-wide GPU activity collection, started and
 // stopped with the session (docs/GPU.md, "Collection").
 //
-// Start registers the timestamp callback (once per process, before anything
-// else), subscribes to CUPTI (claiming its only subscriber slot), registers
+// Start subscribes to CUPTI (claiming its only subscriber slot; on failure
+// nothing else is touched), registers the timestamp callback (once per
+// process, where CUPTI's callback is not broken: cupti_clock.h), registers
 // the buffer callbacks and enables the activity kinds (DEVICE and CONTEXT
 // with cuptiActivityEnableAndDump, so a session started after CUDA was
 // initialised still gets them); completed buffers are decoded
@@ -76,6 +77,12 @@ CuptiStartResult StartCuptiCollection(const CuptiApi* api, const CuptiCollectorO
 // every buffer into the sink, then stops. No-op when not active.
 CuptiStopResult StopCuptiCollection(bool may_synchronize = true);
 
+// Every drain frame: reads a clock pair (cupti_clock.h) and has CUPTI hand
+// back every buffer holding finished records (cuptiActivityFlushAll(0)), so
+// a job killed without a stop loses at most the last frame's GPU rows. A
+// no-op while inactive or while a stop is under way.
+void TickCuptiCollection();
+
 bool CuptiCollectionActive();
 
 // In a forked child: forget the parent's collection without calling CUPTI;
@@ -87,6 +94,15 @@ void AbandonCuptiCollectionInChild();
 void CUPTIAPI CuptiBufferRequested(std::uint8_t** buffer, std::size_t* size, std::size_t* max_records);
 void CUPTIAPI CuptiBufferCompleted(CUcontext context, std::uint32_t stream, std::uint8_t* buffer, std::size_t size,
                                    std::size_t valid_size);
+
+// cuptiActivityRegisterTimestampCallback zeroes or shifts kernel stamps
+// from CUDA 12.6 Update 2 (API version 24 covers every 12.6 update) until
+// CUDA 13.1 (CUPTI release notes, 13.1: "invalid (zero) kernel timestamps
+// when using cuptiActivityRegisterTimestampCallback"; pytorch/pytorch#192021).
+// On those versions CUPTI keeps its own clock (cupti_clock.h).
+constexpr std::uint32_t kFirstCuptiWithTimestampCallbackBug = 24;
+constexpr std::uint32_t kFirstCuptiWithTimestampCallbackFix = 130100;
+bool CuptiTimestampCallbackIsSafe(std::uint32_t version);
 
 // CUPTI from CUDA 12.9 (API version 27) on accepts a NULL buffer from the
 // buffer-requested callback; older versions may crash on it.

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <condition_variable>
 #include <cstring>
+#include <ctime>
+#include <iterator>
 #include <string>
 
 #include "collectors/cuda/activity_decoder.h"
@@ -38,8 +40,12 @@ CUptiResult ResultString(CUptiResult result, const char** text) {
   return CUPTI_SUCCESS;
 }
 
+// CUPTI's default clock: CLOCK_REALTIME, stepped by StepDefaultClock.
+std::atomic<std::int64_t> g_default_clock_step_ns{0};
+std::atomic<CUpti_TimestampCallbackFunc> g_timestamp_callback{nullptr};
+
 CUptiResult Timestamp(std::uint64_t* ns) {
-  *ns = 1;
+  *ns = FakeCupti::CuptiNow();
   return CUPTI_SUCCESS;
 }
 
@@ -121,6 +127,16 @@ CUresult PrimaryCtxRetain(CUcontext* context, CUdevice device) {
 
 CUresult PrimaryCtxRelease(CUdevice) { return CUDA_SUCCESS; }
 
+bool AllKernelsFinished(const std::uint8_t* buffer, std::size_t valid) {
+  for (std::size_t offset = 0; offset + sizeof(CUpti_ActivityKernel10) <= valid;
+       offset += sizeof(CUpti_ActivityKernel10)) {
+    CUpti_ActivityKernel10 kernel;
+    std::memcpy(&kernel, buffer + offset, sizeof(kernel));
+    if (kernel.end == 0) return false;
+  }
+  return true;
+}
+
 // No thread has a current context of its own here; pushed primaries only.
 thread_local CUcontext t_current = nullptr;
 
@@ -172,6 +188,7 @@ void FakeCupti::Reset(const FakeCuptiScript& script) {
   subscribed_ = 0;
   subscribe_calls_ = 0;
   forced_flushes_ = 0;
+  unforced_flushes_ = 0;
   thread_id_type_ = CUPTI_ACTIVITY_THREAD_ID_TYPE_DEFAULT;
   enabled_.clear();
   held_.clear();
@@ -215,6 +232,7 @@ CUptiResult FakeCupti::RegisterTimestamp(CUpti_TimestampCallbackFunc callback) {
   f.subscribed_before_timestamp_ = f.subscribed_ > 0;
   if (f.script_.register_timestamp != CUPTI_SUCCESS) return f.script_.register_timestamp;
   f.timestamp_ = callback;
+  g_timestamp_callback.store(callback);
   return CUPTI_SUCCESS;
 }
 
@@ -250,10 +268,18 @@ CUptiResult FakeCupti::FlushAll(std::uint32_t flag) {
   CUpti_BuffersCallbackCompleteFunc completed;
   {
     std::lock_guard<std::mutex> lock(f.mutex_);
-    if ((flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) == 0) return CUPTI_SUCCESS;  // only complete buffers
-    ++f.forced_flushes_;
-    held.swap(f.held_);
     completed = f.completed_;
+    if ((flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) != 0) {
+      ++f.forced_flushes_;
+      held.swap(f.held_);
+    } else {  // only buffers whose records are all finished
+      ++f.unforced_flushes_;
+      auto finished = [](const std::pair<std::uint8_t*, std::size_t>& b) {
+        return AllKernelsFinished(b.first, b.second);
+      };
+      std::copy_if(f.held_.begin(), f.held_.end(), std::back_inserter(held), finished);
+      f.held_.erase(std::remove_if(f.held_.begin(), f.held_.end(), finished), f.held_.end());
+    }
   }
   for (const auto& [buffer, valid] : held) completed(nullptr, 0, buffer, 0, valid);
   return CUPTI_SUCCESS;
@@ -384,9 +410,19 @@ void FakeCupti::HoldUntilFlush(std::uint8_t* buffer, std::size_t valid_size) {
   held_.emplace_back(buffer, valid_size);
 }
 
+std::uint64_t FakeCupti::CuptiNow() {
+  if (const CUpti_TimestampCallbackFunc callback = g_timestamp_callback.load()) return callback();
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<std::uint64_t>(static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec +
+                                    g_default_clock_step_ns.load());
+}
+
+void FakeCupti::StepDefaultClock(std::int64_t ns) { g_default_clock_step_ns += ns; }
+
 std::size_t FakeCupti::WriteKernels(std::uint8_t* buffer, std::size_t size, int count, const char* name,
                                     bool finished) {
-  const auto now = static_cast<std::uint64_t>(internal::NowNs());
+  const std::uint64_t now = CuptiNow();
   std::size_t offset = 0;
   for (int i = 0; i < count && offset + sizeof(CUpti_ActivityKernel10) <= size; ++i) {
     CUpti_ActivityKernel10 kernel;
@@ -411,6 +447,11 @@ int FakeCupti::subscribed() const {
 int FakeCupti::subscribe_calls() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return subscribe_calls_;
+}
+
+int FakeCupti::unforced_flushes() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return unforced_flushes_;
 }
 
 int FakeCupti::forced_flushes() const {

@@ -43,13 +43,20 @@ class FakeCupti {
 
   // CUPTI's side of the buffer protocol: asks the registered callback for a
   // buffer (nullptr when refused), and hands a filled one back on the calling
-  // thread. FlushAll(FORCED) completes every buffer still held.
+  // thread. FlushAll(FORCED) completes every buffer still held, FlushAll(0)
+  // those whose records are all finished.
   std::uint8_t* RequestBuffer(std::size_t* size);
   void CompleteBuffer(std::uint8_t* buffer, std::size_t valid_size);
   void HoldUntilFlush(std::uint8_t* buffer, std::size_t valid_size);
 
+  // Now on the clock CUPTI stamps records with: smprof's timestamp callback
+  // once registered, else CUPTI's default, CLOCK_REALTIME (which
+  // StepDefaultClock steps, as an operator or NTP would).
+  static std::uint64_t CuptiNow();
+  static void StepDefaultClock(std::int64_t ns);
+
   // Writes `count` concurrent-kernel records named `name` into `buffer`,
-  // stamped now on the session's clock; `finished` false leaves their end 0
+  // stamped now on CUPTI's clock (CuptiNow); `finished` false leaves their end 0
   // (still running) until a context synchronize finishes them. Returns the
   // bytes written.
   static std::size_t WriteKernels(std::uint8_t* buffer, std::size_t size, int count, const char* name,
@@ -69,6 +76,7 @@ class FakeCupti {
   int subscribed() const;  // subscribers now
   int subscribe_calls() const;
   int forced_flushes() const;
+  int unforced_flushes() const;  // cuptiActivityFlushAll(0): hands back buffers whose records are all finished
   int timestamp_registrations() const;
   CUpti_TimestampCallbackFunc timestamp_callback() const;
   CUpti_ActivityThreadIdType thread_id_type() const;
@@ -110,6 +118,7 @@ class FakeCupti {
   int subscribed_ = 0;
   int subscribe_calls_ = 0;
   int forced_flushes_ = 0;
+  int unforced_flushes_ = 0;
   int timestamp_registrations_ = 0;  // never reset: once per process
   CUpti_ActivityThreadIdType thread_id_type_ = CUPTI_ACTIVITY_THREAD_ID_TYPE_DEFAULT;
   CUpti_TimestampCallbackFunc timestamp_ = nullptr;

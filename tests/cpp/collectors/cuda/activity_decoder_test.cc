@@ -463,17 +463,29 @@ TEST_P(ActivityDecoderTest, AReusedNamePointerWithNewTextIsDescribedAgain) {
   EXPECT_EQ(b.activities[0].precision, static_cast<std::uint32_t>(Precision::kFp16));
 }
 
-TEST_P(ActivityDecoderTest, TimestampOffsetMovesEveryRecordToTheSessionTimebase) {
+// CUPTI's clock as the clock's read gives it: a fixed reading.
+CUptiResult FixedCuptiTime(std::uint64_t* ns) {
+  *ns = 1'000'000;
+  return CUPTI_SUCCESS;
+}
+
+TEST_P(ActivityDecoderTest, TheClockMovesEveryRecordToTheSessionTimebaseKeepingDurations) {
+  const CuptiClock clock(FixedCuptiTime);
   ActivityDecoder::Options options = Options();
-  options.timestamp_offset_ns = -1000;
+  options.clock = &clock;
   ActivityDecoder decoder(options);
   ActivityBuffer buffer;
   buffer.Add(testing::Kernel("k", 5000, 6000, 0, 1, 1))
       .Add(testing::Api(CUPTI_ACTIVITY_KIND_RUNTIME, 1, 4000, 4500, 1, 1));
   GpuBatch batch;
   decoder.Decode(buffer.data(), buffer.size(), &batch);
-  EXPECT_EQ(batch.activities[0].start_ns, 4000);
-  EXPECT_EQ(batch.api_calls[0].end_ns, 3500);
+  ASSERT_EQ(batch.activities.size(), 1u);
+  ASSERT_EQ(batch.api_calls.size(), 1u);
+  EXPECT_EQ(batch.activities[0].start_ns, clock.ToSession(5000));
+  EXPECT_NE(batch.activities[0].start_ns, 5000);
+  EXPECT_EQ(batch.activities[0].end_ns - batch.activities[0].start_ns, 1000);
+  EXPECT_EQ(batch.api_calls[0].start_ns, clock.ToSession(4000));
+  EXPECT_EQ(batch.api_calls[0].end_ns - batch.api_calls[0].start_ns, 500);
 }
 
 TEST_P(ActivityDecoderTest, BuffersCompletingOnSeveralThreadsAreAllDecoded) {

@@ -64,7 +64,7 @@ CUpti_ActivityAPI testing_api_record() {
   CUpti_ActivityAPI a{};
   a.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
   a.cbid = 1;
-  a.start = static_cast<std::uint64_t>(NowNs());
+  a.start = FakeCupti::CuptiNow();
   a.end = a.start + 1;
   return a;
 }
@@ -144,8 +144,15 @@ TEST_F(CuptiCollectorTest, EnablesEveryKindAndReportsOptionalOnesRefused) {
   EXPECT_EQ(fake().subscribed(), 0);
 }
 
-TEST_F(CuptiCollectorTest, TimestampsComeFromTheSessionClock) {
-  Start(FakeCuptiScript{});
+// A CUPTI whose timestamp callback works (13.1 and later).
+FakeCuptiScript FixedCupti() {
+  FakeCuptiScript script;
+  script.version = kFirstCuptiWithTimestampCallbackFix;
+  return script;
+}
+
+TEST_F(CuptiCollectorTest, OnAFixedCuptiTimestampsComeFromTheSessionClock) {
+  Start(FixedCupti());
   ASSERT_TRUE(started_.active) << started_.reason;
   EXPECT_EQ(started_.timebase, "cupti timestamp callback: CLOCK_MONOTONIC");
   const CUpti_TimestampCallbackFunc timestamp = fake().timestamp_callback();
@@ -166,7 +173,7 @@ TEST_F(CuptiCollectorTest, ThreadIdsAreTheKernels) {
 
 TEST_F(CuptiCollectorTest, SeveralSessionsInOneProcessRegisterTheTimestampCallbackOnce) {
   for (int session = 0; session < 3; ++session) {
-    Start(FakeCuptiScript{});
+    Start(FixedCupti());
     ASSERT_TRUE(started_.active) << "session " << session << ": " << started_.reason;
     std::size_t size = 0;
     std::uint8_t* buffer = fake().RequestBuffer(&size);
@@ -365,11 +372,88 @@ TEST_F(CuptiCollectorTest, ALateStartDumpsTheDevicesAndContextsThatExist) {
   EXPECT_TRUE(Enabled(fake().enabled(), CUPTI_ACTIVITY_KIND_CONTEXT));
 }
 
-TEST_F(CuptiCollectorTest, TheTimestampCallbackIsRegisteredBeforeSubscribing) {
-  Start(FakeCuptiScript{});
+TEST_F(CuptiCollectorTest, TheTimestampCallbackIsRegisteredOnlyAfterSubscribing) {
+  Start(FixedCupti());
   ASSERT_TRUE(started_.active) << started_.reason;
   EXPECT_EQ(fake().timestamp_registrations(), 1);
-  EXPECT_FALSE(fake().subscribed_before_timestamp_callback());
+  EXPECT_TRUE(fake().subscribed_before_timestamp_callback());
+}
+
+// Nsight Systems or Kineto holds the slot: its clock is left alone.
+TEST_F(CuptiCollectorTest, WhileAnotherProfilerHoldsTheSlotItsClockIsNeverReplaced) {
+  FakeCuptiScript script = FixedCupti();
+  script.subscribe = CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+  Start(script);
+  EXPECT_FALSE(started_.active);
+  EXPECT_EQ(fake().timestamp_registrations(), 0);
+  Start(FixedCupti());  // that profiler is gone: the next session registers it
+  ASSERT_TRUE(started_.active) << started_.reason;
+  EXPECT_EQ(fake().timestamp_registrations(), 1);
+}
+
+TEST(CuptiTimestampCallback, OnlyVersionsWithoutTheZeroTimestampBugGetIt) {
+  for (std::uint32_t version : {18u, 23u, 130100u, 130200u, 140000u}) {
+    EXPECT_TRUE(CuptiTimestampCallbackIsSafe(version)) << version;
+  }
+  for (std::uint32_t version : {24u, 26u, 27u, 28u, 130000u, 130001u, 130099u}) {
+    EXPECT_FALSE(CuptiTimestampCallbackIsSafe(version)) << version;
+  }
+}
+
+// The PyTorch wheels' CUPTI (12.6 to 13.0): no callback; CUPTI's
+// CLOCK_REALTIME is converted by the nearest clock pair, so a clock step
+// mid-session moves no record off the session's timebase.
+TEST_F(CuptiCollectorTest, CuptiWithTheTimestampCallbackBugKeepsItsOwnClockConverted) {
+  FakeCuptiScript script;
+  script.version = 130001;
+  Start(script);
+  ASSERT_TRUE(started_.active) << started_.reason;
+  EXPECT_EQ(fake().timestamp_registrations(), 0);
+  EXPECT_NE(started_.timebase.find("CLOCK_REALTIME"), std::string::npos) << started_.timebase;
+  EXPECT_NE(started_.timebase.find("CUPTI 130001"), std::string::npos) << started_.timebase;
+  EXPECT_NE(started_.timebase.find("13.1"), std::string::npos) << started_.timebase;
+  auto deliver_and_check = [&](const char* when) {
+    std::size_t size = 0;
+    std::uint8_t* buffer = fake().RequestBuffer(&size);
+    ASSERT_NE(buffer, nullptr);
+    const std::int64_t before = NowNs();
+    fake().CompleteBuffer(buffer, FakeCupti::WriteKernels(buffer, size, 3, "k"));
+    const std::int64_t after = NowNs();
+    std::vector<GpuBatch> batches;
+    sink_.Take(&batches);
+    ASSERT_EQ(batches.size(), 1u) << when;
+    ASSERT_EQ(batches[0].activities.size(), 3u) << when;
+    for (const GpuActivityRecord& r : batches[0].activities) {
+      EXPECT_GE(r.start_ns, before - 1'000'000) << when;
+      EXPECT_LE(r.start_ns, after + 1'000'000) << when;
+      EXPECT_EQ(r.end_ns - r.start_ns, 5) << when;
+    }
+  };
+  deliver_and_check("before the step");
+  FakeCupti::StepDefaultClock(std::int64_t{5'000'000'000});  // CLOCK_REALTIME set 5 s ahead
+  TickCuptiCollection();
+  deliver_and_check("after the step");
+}
+
+// The drain loop's tick: CUPTI hands back buffers of finished records, not
+// the ones still running; nothing once stopped.
+TEST_F(CuptiCollectorTest, TheDrainTickHandsBackFinishedBuffers) {
+  Start(FakeCuptiScript{});
+  ASSERT_TRUE(started_.active) << started_.reason;
+  std::size_t size = 0;
+  std::uint8_t* done = fake().RequestBuffer(&size);
+  std::uint8_t* running = fake().RequestBuffer(&size);
+  ASSERT_NE(done, nullptr);
+  ASSERT_NE(running, nullptr);
+  fake().HoldUntilFlush(done, FakeCupti::WriteKernels(done, size, 4, "done"));
+  fake().HoldUntilFlush(running, FakeCupti::WriteKernels(running, size, 2, "running", /*finished=*/false));
+  TickCuptiCollection();
+  EXPECT_EQ(fake().unforced_flushes(), 1);
+  EXPECT_EQ(Delivered(), 4u);
+  StopCuptiCollection();
+  EXPECT_EQ(Delivered(), 2u) << "the stop's wait finished them";
+  TickCuptiCollection();
+  EXPECT_EQ(fake().unforced_flushes(), 1);
 }
 
 // Kernels still running at stop have end 0 when CUPTI flushes: stop waits

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdlib>
 #include <string>
 
@@ -57,6 +58,37 @@ TEST(CuptiExitPath, AProgramThatNeverStopsKeepsTheGpuWorkOfItsLastBuffer) {
   ASSERT_TRUE(trace.footer.has_gpu_collection());
   EXPECT_EQ(trace.footer.gpu_collection().contexts_synchronized(), 0u) << "the exit stop never waits";
   EXPECT_EQ(trace.footer.gpu_collection().incomplete_records(), 0u);
+}
+
+// SIGKILL (a scheduler's kill, an OOM) runs no stop: what reached the file
+// is what the drain loop's ticks had CUPTI hand back, partly filled buffers
+// included, frame by frame.
+TEST(CuptiExitPath, AKilledJobKeepsTheGpuRowsOfBuffersCuptiStillHeld) {
+  testing::TempDir dir;
+  const pid_t child = fork();
+  if (child == 0) {
+    FakeCupti::Get().Reset(FakeCuptiScript{});
+    internal::UseCuptiApiForTesting(FakeCupti::Get().api());
+    Config config = testing::ConfigWritingTo(dir.path(), "killed.smprof");
+    config.Set("EnableCuda", "1").Set("CpuProfilingDurationS", "0").Set("FlushIntervalMs", "20");
+    if (!Start(config).ok()) _exit(3);
+    std::size_t size = 0;
+    std::uint8_t* buffer = FakeCupti::Get().RequestBuffer(&size);
+    if (buffer == nullptr) _exit(4);
+    FakeCupti::Get().HoldUntilFlush(buffer, FakeCupti::WriteKernels(buffer, size, 6, "before_the_kill"));
+    // Two ticks later the frame with those rows is written (5 s at most).
+    for (int ms = 0; ms < 5000 && FakeCupti::Get().unforced_flushes() < 3; ++ms) usleep(1000);
+    kill(getpid(), SIGKILL);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "child exited with " << WEXITSTATUS(status);
+
+  const testing::TraceFileContents trace = testing::ReadTraceFile(dir.path() + "/killed.smprof");
+  EXPECT_FALSE(trace.has_footer);
+  std::vector<internal::GpuActivityRow> rows;
+  for (const trace::Frame& frame : trace.frames) ASSERT_TRUE(internal::DecodeGpuActivities(frame, &rows).ok());
+  EXPECT_EQ(rows.size(), 6u);
 }
 
 // The config keys reach the collector: CudaSyncAtStop, CudaFlushPeriodMs.
