@@ -36,6 +36,12 @@ SMPROF_API Status Start(const Config& config);
 // and closes the file. Fails with kFailedPrecondition if nothing is running.
 SMPROF_API Status Stop();
 
+// Stop without waiting for the GPU work still queued (CudaSyncAtStop's wait):
+// from an exit path, or while the stopping thread's stream captures a CUDA
+// graph, where a device-wide wait would break the capture. `why` goes into
+// the trace (footer gpu_collection.synchronize_skipped).
+SMPROF_API Status StopWithoutGpuWait(const std::string& why);
+
 // True between a successful Start and the matching Stop.
 SMPROF_API bool IsProfiling();
 

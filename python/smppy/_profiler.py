@@ -5,6 +5,7 @@ from __future__ import annotations
 import atexit
 import multiprocessing.util
 import os
+import sys
 import threading
 import warnings
 from collections.abc import Mapping
@@ -173,7 +174,7 @@ class SMProfiler:
             self._action = ProfilerAction.NONE
             if _smppy.is_profiling():
                 self._align_clocks("stop")
-            message = _smppy.stop() if (_smppy.is_profiling() or not was_armed) else None
+            message = _smppy.stop(_no_gpu_wait_reason()) if (_smppy.is_profiling() or not was_armed) else None
         if message is not None:
             warnings.warn(f"stop_profiling: {message}", RuntimeWarning, stacklevel=2)
 
@@ -289,7 +290,7 @@ class SMProfiler:
         ):
             if _smppy.is_profiling():
                 self._align_clocks("stop")
-                _smppy.stop()
+                _smppy.stop(_no_gpu_wait_reason())
             previous = ProfilerAction.NONE
         if previous is ProfilerAction.NONE and self._action is not ProfilerAction.NONE:
             message = self._start_session()
@@ -345,6 +346,30 @@ def _schedule_from(resolved: Mapping[str, str]) -> Schedule:
 _TRUE = ("1", "true", "yes", "on")
 
 
+# Why the interpreter-exit and os._exit stops never wait for the GPU: a kernel
+# that never ends (a collective whose peer died) would turn a crashing rank
+# into a hung one.
+_EXIT_STOP = "the exit stop never waits for the GPU"
+
+
+def _no_gpu_wait_reason() -> str:
+    """Why a stop from this thread must not wait for the GPU, "" when it may.
+
+    While the thread's current stream captures a CUDA graph (torch.cuda.graph, torch.compile's
+    "reduce-overhead"; a schedule's stop runs in the optimizer-step hook, inside a whole-step capture),
+    a device-wide wait is illegal and breaks the capture. Asks torch only if the script imported it
+    and CUDA is initialised: never imports torch, never initialises CUDA.
+    """
+    torch = sys.modules.get("torch")
+    cuda = getattr(torch, "cuda", None)
+    try:
+        if cuda is not None and cuda.is_initialized() and cuda.is_current_stream_capturing():
+            return "the stopping thread's stream is capturing a CUDA graph"
+    except Exception:  # a torch without CUDA, or one mid-teardown: nothing to protect
+        return ""
+    return ""
+
+
 def _stop_at_exit() -> None:
     profiler = SMProfiler.instance()
     with profiler._lock:
@@ -352,7 +377,7 @@ def _stop_at_exit() -> None:
         profiler._armed = False
         profiler._auto_steps = False
     if _smppy.is_profiling():
-        _smppy.stop()
+        _smppy.stop(_EXIT_STOP)
     if profiler._resolved is None:  # never started: no uploader either
         return
     from smppy.storage import _background_upload
@@ -376,7 +401,7 @@ def _stop_followed_child_on_exit(_: object) -> None:
 def _stopping_first(exit_now: Any) -> Any:
     def _exit(status: int) -> None:
         if _smppy.is_profiling():
-            _smppy.stop()
+            _smppy.stop(_EXIT_STOP)
         exit_now(status)
 
     _exit.__wrapped__ = exit_now  # type: ignore[attr-defined]

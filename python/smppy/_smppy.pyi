@@ -193,9 +193,9 @@ def start(arg0: collections.abc.Mapping[str, str]) -> typing.Any:
     """
     Starts a session; returns None, or a message if one is already running.
     """
-def stop() -> typing.Any:
+def stop(no_gpu_wait: str = '') -> typing.Any:
     """
-    Stops the session; returns None, or a message if none is running.
+    Stops the session; returns None, or a message if none is running. With no_gpu_wait (why), it does not wait for the GPU work still queued.
     """
 def summarize(paths: collections.abc.Sequence[str], step_pattern: str = '', data_wait_pattern: str = '', top_k: typing.SupportsInt | typing.SupportsIndex = 15, max_buckets: typing.SupportsInt | typing.SupportsIndex = 200, reorder_window_ns: typing.SupportsInt | typing.SupportsIndex = 5000000000, max_profiled_steps: typing.SupportsInt | typing.SupportsIndex = 200, progress: typing.Any = None) -> bytes:
     """

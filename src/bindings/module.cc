@@ -64,15 +64,17 @@ PYBIND11_MODULE(_smppy, m) {
       "Starts a session; returns None, or a message if one is already running.");
   m.def(
       "stop",
-      [] {
+      [](const std::string& no_gpu_wait) {
         smprof::Status status;
         {
           py::gil_scoped_release release;
-          status = smprof::Stop();
+          status = no_gpu_wait.empty() ? smprof::Stop() : smprof::StopWithoutGpuWait(no_gpu_wait);
         }
         return Check(status);
       },
-      "Stops the session; returns None, or a message if none is running.");
+      py::arg("no_gpu_wait") = "",
+      "Stops the session; returns None, or a message if none is running. With no_gpu_wait (why), it does not "
+      "wait for the GPU work still queued.");
   m.def(
       "resolve_config",
       [](const std::map<std::string, std::string>& values) {

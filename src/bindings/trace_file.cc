@@ -132,6 +132,8 @@ py::dict FooterDict(const smprof::trace::Footer& f) {
   gpu["foreign_buffers"] = g.foreign_buffers();
   gpu["contexts_synchronized"] = g.contexts_synchronized();
   gpu["synchronize_failure"] = g.synchronize_failure();
+  gpu["synchronize_timed_out"] = g.synchronize_timed_out();
+  gpu["synchronize_skipped"] = g.synchronize_skipped();
   gpu["foreign_client"] = g.foreign_client();
   out["gpu_collection"] = f.has_gpu_collection() ? py::object(gpu) : py::object(py::none());
   return out;

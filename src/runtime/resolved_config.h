@@ -26,6 +26,7 @@ struct ResolvedConfig {
   // CUPTI activity buffers (and, again, decoded GPU records) held at most.
   std::uint32_t cuda_buffer_mb = 64;
   bool cuda_sync_at_stop = true;              // stop waits for queued GPU work
+  std::uint32_t cuda_sync_timeout_ms = 5000;  // ... at most this long
   std::uint32_t cuda_flush_period_ms = 1000;  // cuptiActivityFlushPeriod; 0: CUPTI's default
   int compression_level = 3;                  // zstd level; 0 stores frames uncompressed
   std::string record_file;                    // pattern, see ExpandRecordFile

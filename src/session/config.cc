@@ -140,6 +140,8 @@ const std::vector<KeySpec>& Specs() {
       {"BucketSizeMB", "4", "an integer from 1 to 4096 (MiB)", IntKey(&ResolvedConfig::bucket_size_mb, 1, 4096)},
       {"CudaBufferMB", "64", "an integer from 8 to 4096 (MiB)", IntKey(&ResolvedConfig::cuda_buffer_mb, 8, 4096)},
       {"CudaSyncAtStop", "1", "1 or 0 (also true/false, yes/no, on/off)", BoolKey(&ResolvedConfig::cuda_sync_at_stop)},
+      {"CudaSyncTimeoutMs", "5000", "an integer from 1 to 600000 (milliseconds)",
+       IntKey(&ResolvedConfig::cuda_sync_timeout_ms, 1, 600000)},
       {"CudaFlushPeriodMs", "1000", "an integer from 0 (CUPTI's own heuristics) to 60000 (milliseconds)",
        IntKey(&ResolvedConfig::cuda_flush_period_ms, 0, 60000)},
       {"Compression", "zstd", "zstd, none, or a zstd level from 0 (store) to 19",

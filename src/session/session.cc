@@ -97,13 +97,12 @@ bool DisabledByEnvironment() {
   return value != nullptr && *value != '\0' && std::string(value) != "0";
 }
 
-// Set by the atexit stop: it never waits for the GPU (a stuck kernel, a
+// The atexit and SIGTERM stops never wait for the GPU (a stuck kernel, a
 // collective whose peers are gone, would hang the exit).
-std::atomic<bool> g_stopping_at_exit{false};
+constexpr char kExitStopReason[] = "the exit stop never waits for the GPU";
 
 void StopAtExit() {
-  g_stopping_at_exit.store(true, std::memory_order_relaxed);
-  if (IsProfiling()) Stop();
+  if (IsProfiling()) StopWithoutGpuWait(kExitStopReason);
 }
 
 // A followed child forked from a thread other than the main one runs on that
@@ -217,12 +216,12 @@ Status StartLocked(SessionState& s, const ResolvedConfig& config, const ClockPai
   return Status::Ok();
 }
 
-Status StopLocked(SessionState& s) {
+Status StopLocked(SessionState& s, const std::string& no_gpu_wait_reason) {
   g_recording.store(false, std::memory_order_release);
   ReleaseSigterm();
   if (s.sampler) s.sampler->Stop();  // its last sample goes into the last frame
   // Flushes CUPTI's last records into s.gpu_records for the last frame.
-  s.gpu_totals = StopCudaCollection(g_stopping_at_exit.load(std::memory_order_relaxed));
+  s.gpu_totals = StopCudaCollection(no_gpu_wait_reason);
   s.stop_requested.store(true, std::memory_order_release);
   Recorder::Get().WakeDrain();
   s.drain->join();
@@ -360,7 +359,10 @@ Status Start(const Config& config) {
   return StartLocked(s, resolved, ReadClockPair(), "");
 }
 
-Status Stop() {
+namespace {
+
+// `no_gpu_wait_reason` "": the stop may wait for the GPU.
+Status StopSession(const std::string& no_gpu_wait_reason) {
   SessionState& s = State();
   std::lock_guard<std::mutex> lock(s.control);
   if (Pending().pending) {  // a followed child that never recorded: nothing to write
@@ -370,7 +372,15 @@ Status Stop() {
     return Status::Ok();
   }
   if (!s.active) return Status(StatusCode::kFailedPrecondition, "profiling is not running");
-  return StopLocked(s);
+  return StopLocked(s, no_gpu_wait_reason);
+}
+
+}  // namespace
+
+Status Stop() { return StopSession(""); }
+
+Status StopWithoutGpuWait(const std::string& why) {
+  return StopSession(why.empty() ? "stopped without waiting for the GPU" : why);
 }
 
 SessionStats LastSessionStats() {

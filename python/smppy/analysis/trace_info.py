@@ -210,6 +210,8 @@ def _gpu_collection_lines(report: dict[str, Any] | None) -> list[str]:
     ]
     if report["synchronize_failure"]:
         lines.append(f"  gpu wait at stop failed: {report['synchronize_failure']}")
+    if report["synchronize_skipped"]:
+        lines.append(f"  gpu wait at stop skipped: {report['synchronize_skipped']}")
     if report["foreign_timebase_records"]:
         lines.append("  gpu timebase: records stamped on another clock were dropped (another CUPTI client?)")
     if report["foreign_client"]:

@@ -22,6 +22,7 @@ CuptiCollectorOptions OptionsFor(const ResolvedConfig& config) {
   options.max_buffers = std::max<std::size_t>(2, config.cuda_buffer_mb / kCuptiBufferMB);
   options.flush_period_ms = config.cuda_flush_period_ms;
   options.synchronize_at_stop = config.cuda_sync_at_stop;
+  options.sync_timeout_ms = config.cuda_sync_timeout_ms;
   return options;
 }
 
@@ -39,6 +40,8 @@ GpuCollectionLosses LossesOf(const CuptiStopResult& r) {
   l.foreign_buffers = r.foreign_buffers;
   l.contexts_synchronized = r.contexts_synchronized;
   l.synchronize_failure = r.synchronize_failure;
+  l.synchronize_timed_out = r.synchronize_timed_out;
+  l.synchronize_skipped = r.synchronize_skipped;
   l.foreign_client = r.foreign_client;
   return l;
 }
@@ -77,10 +80,10 @@ CudaCollectionStatus StartCudaCollection(const ResolvedConfig& config, GpuRecord
   return status;
 }
 
-CudaCollectionTotals StopCudaCollection(bool at_exit) {
+CudaCollectionTotals StopCudaCollection(const std::string& no_wait_reason) {
   CudaCollectionTotals totals;
   if (!CuptiCollectionActive()) return totals;
-  const CuptiStopResult stopped = StopCuptiCollection(/*may_synchronize=*/!at_exit);
+  const CuptiStopResult stopped = StopCuptiCollection(no_wait_reason);
   totals.collected = true;
   totals.cupti_dropped = stopped.cupti_dropped;
   totals.buffers_refused = stopped.buffers_refused;

@@ -40,6 +40,8 @@ struct GpuCollectionLosses {
   std::uint64_t foreign_buffers = 0;
   std::uint32_t contexts_synchronized = 0;
   std::string synchronize_failure;
+  bool synchronize_timed_out = false;
+  std::string synchronize_skipped;
   std::string foreign_client;
 };
 
@@ -58,8 +60,9 @@ std::size_t GpuRecordLimit(const ResolvedConfig& config);
 CudaCollectionStatus StartCudaCollection(const ResolvedConfig& config, GpuRecordBuffer* sink);
 
 // Flushes the last records into the sink and stops; zeros when not active.
-// `at_exit`: never wait for the GPU (a stuck kernel would hang the exit).
-CudaCollectionTotals StopCudaCollection(bool at_exit = false);
+// With a `no_wait_reason` it never waits for the GPU (the exit stop: a stuck
+// kernel would hang the exit); the reason goes into the trace.
+CudaCollectionTotals StopCudaCollection(const std::string& no_wait_reason = "");
 
 // The drain loop's call every frame (cupti_collector.h, TickCuptiCollection).
 void TickCudaCollection();

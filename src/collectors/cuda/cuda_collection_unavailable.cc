@@ -14,7 +14,7 @@ CudaCollectionStatus StartCudaCollection(const ResolvedConfig& config, GpuRecord
   return status;
 }
 
-CudaCollectionTotals StopCudaCollection(bool) { return {}; }
+CudaCollectionTotals StopCudaCollection(const std::string&) { return {}; }
 
 void TickCudaCollection() {}
 

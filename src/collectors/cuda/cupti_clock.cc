@@ -6,7 +6,8 @@
 
 namespace smprof::internal {
 
-CuptiClock::CuptiClock(ReadFn read, std::size_t max_pairs) : read_(read), max_pairs_(std::max<std::size_t>(1, max_pairs)) {
+CuptiClock::CuptiClock(ReadFn read, std::size_t max_pairs)
+    : read_(read), max_pairs_(std::max<std::size_t>(1, max_pairs)) {
   Sample();
 }
 

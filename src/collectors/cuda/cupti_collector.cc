@@ -4,6 +4,7 @@
 #include <cupti_runtime_cbid.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <memory>
@@ -15,6 +16,7 @@
 #include "collectors/cuda/activity_decoder.h"
 #include "collectors/cuda/context_sync.h"
 #include "collectors/cuda/cupti_clock.h"
+#include "collectors/cuda/graph_capture_tracker.h"
 #include "runtime/annotation_correlation.h"
 #include "smprof/annotate.h"
 
@@ -101,6 +103,8 @@ struct Collector {
   GpuRecordBuffer* sink = nullptr;
   std::unique_ptr<ActivityDecoder> decoder;
   std::unique_ptr<CuptiClock> clock;  // the decoder's
+  // Outlives sessions: a capture begun in one may end in the next.
+  GraphCaptureTracker captures;
 
   // The drain loop's tick and the stop's teardown never overlap.
   std::mutex tick;
@@ -140,9 +144,19 @@ bool PopAnnotation() {
 // conversion alike.
 std::uint64_t CUPTIAPI MonotonicTimestamp() { return static_cast<std::uint64_t>(NowNs()); }
 
-// Subscribing claims CUPTI's single subscriber slot; no callback domain is
-// enabled, so this is never called.
-void CUPTIAPI IgnoreCallback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}
+// The subscriber's callback: only stream capture begin and end are enabled.
+void CUPTIAPI ApiCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
+  if (Collector* c = g_collector.load(std::memory_order_acquire)) {
+    c->captures.OnApiCallback(domain, cbid, static_cast<const CUpti_CallbackData*>(data));
+  }
+}
+
+// Kinds whose records the stop's own wait would add (cuCtxSynchronize and
+// the calls around it): disabled before it.
+bool RecordsTheWait(CUpti_ActivityKind kind) {
+  return kind == CUPTI_ACTIVITY_KIND_RUNTIME || kind == CUPTI_ACTIVITY_KIND_DRIVER ||
+         kind == CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+}
 
 // Records stamped this long before the session started are on another
 // clock (kinds are enabled at start; GPU work queued before runs after).
@@ -173,6 +187,33 @@ std::string Explain(const CuptiApi& api, const std::string& call, CUptiResult re
 void DisableEnabled(Collector& c) {
   for (auto it = c.enabled.rbegin(); it != c.enabled.rend(); ++it) c.api->ActivityDisable(*it);
   c.enabled.clear();
+}
+
+void DisableKindsRecordingTheWait(Collector& c) {
+  for (CUpti_ActivityKind kind : c.enabled) {
+    if (RecordsTheWait(kind)) c.api->ActivityDisable(kind);
+  }
+  c.enabled.erase(std::remove_if(c.enabled.begin(), c.enabled.end(), RecordsTheWait), c.enabled.end());
+}
+
+// Capture begin and end reach ApiCallback; where CUPTI refuses, the
+// tracker sees nothing and only smppy's own check is left.
+void TrackGraphCaptures(Collector& c) {
+  if (c.api->EnableCallback == nullptr) return;
+  for (const GraphCaptureTracker::Callback& cb : GraphCaptureTracker::Callbacks()) {
+    c.api->EnableCallback(1, c.subscriber, cb.domain, cb.cbid);
+  }
+}
+
+// Why stop must not wait, "" when it may.
+std::string ReasonNotToWait(Collector& c, const std::string& no_wait_reason) {
+  if (!c.options.synchronize_at_stop) return "CudaSyncAtStop=0";
+  if (!no_wait_reason.empty()) return no_wait_reason;
+  if (const std::size_t capturing = c.captures.capturing(); capturing > 0) {
+    return std::to_string(capturing) +
+           " stream(s) capturing a CUDA graph: a device-wide wait would invalidate the capture";
+  }
+  return "";
 }
 
 // Gives the callbacks their pool, decoder and sink for this session.
@@ -329,7 +370,7 @@ CuptiStartResult StartCuptiCollection(const CuptiApi* api, const CuptiCollectorO
   // Subscribing first: while another profiler holds CUPTI's only slot,
   // nothing process-wide of its CUPTI (its clock) is touched.
   CUpti_SubscriberHandle subscriber = nullptr;
-  if (CUptiResult res = api->Subscribe(&subscriber, IgnoreCallback, nullptr); res != CUPTI_SUCCESS) {
+  if (CUptiResult res = api->Subscribe(&subscriber, ApiCallback, nullptr); res != CUPTI_SUCCESS) {
     r.reason = Explain(*api, "cuptiSubscribe", res);
     return r;
   }
@@ -352,6 +393,7 @@ CuptiStartResult StartCuptiCollection(const CuptiApi* api, const CuptiCollectorO
   c.subscriber = subscriber;
   c.initialised_pid = getpid();
   c.options = options;
+  TrackGraphCaptures(c);
   r.timebase = c.monotonic_timestamps ? "cupti timestamp callback: CLOCK_MONOTONIC"
                                       : "cupti default clock (CLOCK_REALTIME), converted to CLOCK_MONOTONIC by the "
                                         "nearest of pairs read every drain frame; " +
@@ -410,18 +452,21 @@ CuptiStartResult StartCuptiCollection(const CuptiApi* api, const CuptiCollectorO
   return r;
 }
 
-CuptiStopResult StopCuptiCollection(bool may_synchronize) {
+CuptiStopResult StopCuptiCollection(const std::string& no_wait_reason) {
   CuptiStopResult result;
   Collector* collector = g_collector.load(std::memory_order_acquire);
   if (collector == nullptr || !collector->active) return result;
   Collector& c = *collector;
   std::lock_guard<std::mutex> tick(c.tick);
   g_correlation_push.store(nullptr, std::memory_order_relaxed);  // open scopes still pop
-  if (c.options.synchronize_at_stop && may_synchronize) {
-    // While the kinds are enabled: the queued work's records must complete.
-    const ContextSyncResult synced = SynchronizeActiveContexts(*c.api);
+  result.synchronize_skipped = ReasonNotToWait(c, no_wait_reason);
+  if (result.synchronize_skipped.empty()) {
+    // While the activity kinds are enabled: the queued work's records must complete.
+    DisableKindsRecordingTheWait(c);
+    const ContextSyncResult synced = WaitForQueuedWork(*c.api, c.options.sync_timeout_ms);
     result.contexts_synchronized = synced.synchronized;
     result.synchronize_failure = synced.failure;
+    result.synchronize_timed_out = synced.timed_out;
   }
   DisableEnabled(c);
   SampleClock(c);

@@ -37,8 +37,10 @@ struct CuptiCollectorOptions {
   // cuptiActivityFlushPeriod: CUPTI's worker completes full buffers at least
   // this often, so a killed job keeps its GPU rows; 0 leaves CUPTI's default.
   std::uint32_t flush_period_ms = 1000;
-  // Stop waits for the GPU work already queued (cuCtxSynchronize).
+  // Stop waits for the GPU work already queued (cuCtxSynchronize), at most
+  // sync_timeout_ms (context_sync.h).
   bool synchronize_at_stop = true;
+  std::uint32_t sync_timeout_ms = 5000;
 };
 
 struct CuptiStartResult {
@@ -62,7 +64,9 @@ struct CuptiStopResult {
   std::uint64_t foreign_buffers = 0;
   ActivityDecoderStats decoder;  // what the session's decoder dropped
   std::uint32_t contexts_synchronized = 0;
-  std::string synchronize_failure;  // the first driver error while waiting, "" when none
+  std::string synchronize_failure;     // the first driver error while waiting, or why it gave up; "" when none
+  bool synchronize_timed_out = false;  // the wait passed sync_timeout_ms and the stop went on
+  std::string synchronize_skipped;     // why stop did not wait at all, "" when it did
   // Why another CUPTI client is believed active in this process, "" when
   // nothing suggests one.
   std::string foreign_client;
@@ -72,10 +76,13 @@ struct CuptiStopResult {
 // Every failure is soft: the result says why, nothing stays enabled.
 CuptiStartResult StartCuptiCollection(const CuptiApi* api, const CuptiCollectorOptions& options, GpuRecordBuffer* sink);
 
-// Waits for queued GPU work (when the start's options and `may_synchronize`
-// allow: not at exit, where a stuck kernel would hang the process), flushes
-// every buffer into the sink, then stops. No-op when not active.
-CuptiStopResult StopCuptiCollection(bool may_synchronize = true);
+// Waits for queued GPU work, flushes every buffer into the sink, then stops.
+// The wait is bounded (sync_timeout_ms), runs with the API and
+// synchronization kinds already off (its own calls are not recorded), and is
+// skipped when the options say so, while a stream captures a CUDA graph
+// (graph_capture_tracker.h), or when `no_wait_reason` is given (the exit
+// stop: a stuck kernel must not hang the exit). No-op when not active.
+CuptiStopResult StopCuptiCollection(const std::string& no_wait_reason = "");
 
 // Every drain frame: reads a clock pair (cupti_clock.h) and has CUPTI hand
 // back every buffer holding finished records (cuptiActivityFlushAll(0)), so

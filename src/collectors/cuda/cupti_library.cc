@@ -25,6 +25,7 @@ bool ResolveAll(void* handle, CuptiApi* api, std::string* error) {
   Resolve(handle, "cuptiGetCallbackName", &api->GetCallbackName, &missing);
   Resolve(handle, "cuptiSubscribe", &api->Subscribe, &missing);
   Resolve(handle, "cuptiUnsubscribe", &api->Unsubscribe, &missing);
+  Resolve(handle, "cuptiEnableCallback", &api->EnableCallback, &missing);
   Resolve(handle, "cuptiActivityRegisterCallbacks", &api->ActivityRegisterCallbacks, &missing);
   Resolve(handle, "cuptiActivityRegisterTimestampCallback", &api->ActivityRegisterTimestampCallback, &missing);
   Resolve(handle, "cuptiSetThreadIdType", &api->SetThreadIdType, &missing);

@@ -30,6 +30,8 @@ struct CuptiApi {
   CUptiResult (*GetCallbackName)(CUpti_CallbackDomain domain, std::uint32_t cbid, const char** name) = nullptr;
   CUptiResult (*Subscribe)(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc callback, void* data) = nullptr;
   CUptiResult (*Unsubscribe)(CUpti_SubscriberHandle subscriber) = nullptr;
+  CUptiResult (*EnableCallback)(std::uint32_t enable, CUpti_SubscriberHandle subscriber, CUpti_CallbackDomain domain,
+                                CUpti_CallbackId cbid) = nullptr;
   CUptiResult (*ActivityRegisterCallbacks)(CUpti_BuffersCallbackRequestFunc requested,
                                            CUpti_BuffersCallbackCompleteFunc completed) = nullptr;
   CUptiResult (*ActivityRegisterTimestampCallback)(CUpti_TimestampCallbackFunc callback) = nullptr;

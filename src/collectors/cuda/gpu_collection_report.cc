@@ -21,6 +21,8 @@ trace::GpuCollectionReport GpuCollectionReportOf(const GpuCollectionLosses& l) {
   r.set_foreign_buffers(l.foreign_buffers);
   r.set_contexts_synchronized(l.contexts_synchronized);
   r.set_synchronize_failure(l.synchronize_failure);
+  r.set_synchronize_timed_out(l.synchronize_timed_out);
+  r.set_synchronize_skipped(l.synchronize_skipped);
   r.set_foreign_client(l.foreign_client);
   return r;
 }
@@ -50,6 +52,11 @@ void WarnAboutGpuCollection(const GpuCollectionLosses& l) {
   }
   if (!l.synchronize_failure.empty()) {
     Warn("could not wait for the GPU at stop: " + l.synchronize_failure + "; unfinished work may be missing");
+  }
+  // A capture in progress is worth saying; CudaSyncAtStop=0 and the exit
+  // stop are what the user asked for.
+  if (l.synchronize_skipped.find("CUDA graph") != std::string::npos) {
+    Warn("did not wait for the GPU at stop: " + l.synchronize_skipped + "; unfinished work may be missing");
   }
 }
 

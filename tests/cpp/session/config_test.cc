@@ -52,6 +52,7 @@ const std::map<std::string, std::string> kDefaults = {
     {"BucketSizeMB", "4"},
     {"CudaBufferMB", "64"},
     {"CudaSyncAtStop", "1"},
+    {"CudaSyncTimeoutMs", "5000"},
     {"CudaFlushPeriodMs", "1000"},
     {"Compression", "zstd"},
     {"RecordFile", "smprof-out/%j/%h/rank%r_pid%p_%t.smprof"},
@@ -73,12 +74,12 @@ const std::map<std::string, std::string> kDefaults = {
 
 TEST(Config, KeysAreTheDocumentedOnesInOrder) {
   const std::vector<std::string> expected = {
-      "EnableCuda",        "EnablePerf",         "PerfEvents",     "CpuSampleIntervalMs", "CpuProfilingDurationS",
-      "EnableForkFollow",  "BucketCount",        "BucketSizeMB",   "CudaBufferMB",        "CudaSyncAtStop",
-      "CudaFlushPeriodMs", "Compression",        "RecordFile",     "FlushIntervalMs",     "RotateIntervalS",
-      "UploadUri",         "UploadExitTimeoutS", "StopOnSigterm",  "ScheduleSkipFirst",   "ScheduleWait",
-      "ScheduleWarmup",    "ScheduleActive",     "ScheduleRepeat", "ProcessRole",         "TorchAutoSteps",
-      "TorchModuleDepth",  "ClockAlignTimeoutS"};
+      "EnableCuda",        "EnablePerf",        "PerfEvents",         "CpuSampleIntervalMs", "CpuProfilingDurationS",
+      "EnableForkFollow",  "BucketCount",       "BucketSizeMB",       "CudaBufferMB",        "CudaSyncAtStop",
+      "CudaSyncTimeoutMs", "CudaFlushPeriodMs", "Compression",        "RecordFile",          "FlushIntervalMs",
+      "RotateIntervalS",   "UploadUri",         "UploadExitTimeoutS", "StopOnSigterm",       "ScheduleSkipFirst",
+      "ScheduleWait",      "ScheduleWarmup",    "ScheduleActive",     "ScheduleRepeat",      "ProcessRole",
+      "TorchAutoSteps",    "TorchModuleDepth",  "ClockAlignTimeoutS"};
   EXPECT_EQ(ConfigKeys(), expected);
 }
 
@@ -124,6 +125,7 @@ TEST(Config, EnvironmentOverridesEveryDefault) {
                                                 {"SMP_UPLOAD_EXIT_TIMEOUT_S", "5"},
                                                 {"SMP_CUDA_BUFFER_MB", "16"},
                                                 {"SMP_CUDA_SYNC_AT_STOP", "0"},
+                                                {"SMP_CUDA_SYNC_TIMEOUT_MS", "750"},
                                                 {"SMP_CUDA_FLUSH_PERIOD_MS", "0"},
                                                 {"SMP_STOP_ON_SIGTERM", "0"},
                                                 {"SMP_SCHEDULE_SKIP_FIRST", "1"},
@@ -151,6 +153,7 @@ TEST(Config, EnvironmentOverridesEveryDefault) {
   EXPECT_EQ(c.upload_exit_timeout_s, 5u);
   EXPECT_EQ(c.cuda_buffer_mb, 16u);
   EXPECT_FALSE(c.cuda_sync_at_stop);
+  EXPECT_EQ(c.cuda_sync_timeout_ms, 750u);
   EXPECT_EQ(c.cuda_flush_period_ms, 0u);
   EXPECT_FALSE(c.stop_on_sigterm);
   EXPECT_TRUE(c.worker_process);

@@ -100,6 +100,7 @@ FakeCupti::FakeCupti() {
   api_.GetCallbackName = CallbackName;
   api_.Subscribe = Subscribe;
   api_.Unsubscribe = Unsubscribe;
+  api_.EnableCallback = EnableCallback;
   api_.ActivityRegisterCallbacks = RegisterCallbacks;
   api_.ActivityRegisterTimestampCallback = RegisterTimestamp;
   api_.SetThreadIdType = SetThreadIdType;
@@ -185,6 +186,10 @@ void FakeCupti::Reset(const FakeCuptiScript& script) {
   quiet_driver_.clear();
   context_synchronizations_ = 0;
   kinds_enabled_at_synchronize_ = false;
+  kinds_at_synchronize_.clear();
+  subscriber_callback_ = nullptr;
+  enabled_callbacks_.clear();
+  synchronize_released_ = false;
   subscribed_ = 0;
   subscribe_calls_ = 0;
   forced_flushes_ = 0;
@@ -195,15 +200,73 @@ void FakeCupti::Reset(const FakeCuptiScript& script) {
   t_correlation_stack.clear();
 }
 
-CUptiResult FakeCupti::Subscribe(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc, void*) {
+CUptiResult FakeCupti::Subscribe(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc callback, void*) {
   FakeCupti& f = Get();
   std::lock_guard<std::mutex> lock(f.mutex_);
   ++f.subscribe_calls_;
   if (f.script_.subscribe != CUPTI_SUCCESS) return f.script_.subscribe;
   if (f.subscribed_ > 0) return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
   ++f.subscribed_;
+  f.subscriber_callback_ = callback;
   *subscriber = reinterpret_cast<CUpti_SubscriberHandle>(&f);
   return CUPTI_SUCCESS;
+}
+
+CUptiResult FakeCupti::EnableCallback(std::uint32_t enable, CUpti_SubscriberHandle subscriber,
+                                      CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
+  FakeCupti& f = Get();
+  std::lock_guard<std::mutex> lock(f.mutex_);
+  if (subscriber != reinterpret_cast<CUpti_SubscriberHandle>(&f) || f.subscribed_ == 0) {
+    return CUPTI_ERROR_INVALID_PARAMETER;
+  }
+  const std::pair<CUpti_CallbackDomain, CUpti_CallbackId> id{domain, cbid};
+  auto it = std::find(f.enabled_callbacks_.begin(), f.enabled_callbacks_.end(), id);
+  if (enable != 0 && it == f.enabled_callbacks_.end()) f.enabled_callbacks_.push_back(id);
+  if (enable == 0 && it != f.enabled_callbacks_.end()) f.enabled_callbacks_.erase(it);
+  return CUPTI_SUCCESS;
+}
+
+void FakeCupti::CallApi(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, CUstream stream, int result) {
+  CUpti_CallbackFunc callback = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const std::pair<CUpti_CallbackDomain, CUpti_CallbackId> id{domain, cbid};
+    if (subscribed_ == 0 ||
+        std::find(enabled_callbacks_.begin(), enabled_callbacks_.end(), id) == enabled_callbacks_.end()) {
+      return;
+    }
+    callback = subscriber_callback_;
+  }
+  struct {
+    CUstream stream;
+    void* second;
+  } params{stream, nullptr};
+  CUpti_CallbackData data{};
+  data.callbackSite = CUPTI_API_EXIT;
+  data.functionParams = &params;
+  data.functionReturnValue = &result;
+  callback(nullptr, domain, cbid, &data);
+}
+
+std::size_t FakeCupti::enabled_callbacks() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return enabled_callbacks_.size();
+}
+
+void FakeCupti::ReleaseSynchronize() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  synchronize_released_ = true;
+  synchronize_changed_.notify_all();
+}
+
+void FakeCupti::WaitUntilSynchronizeBlocked() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  synchronize_changed_.wait(lock, [this] { return synchronize_blocked_ > 0; });
+}
+
+bool FakeCupti::synchronize_blocked() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return synchronize_blocked_ > 0;
 }
 
 CUptiResult FakeCupti::Unsubscribe(CUpti_SubscriberHandle subscriber) {
@@ -350,9 +413,17 @@ CUresult FakeCupti::PrimaryCtxGetState(CUdevice device, unsigned int* flags, int
 CUresult FakeCupti::CtxSynchronize() {
   if (t_current == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
   FakeCupti& f = Get();
-  std::lock_guard<std::mutex> lock(f.mutex_);
+  std::unique_lock<std::mutex> lock(f.mutex_);
+  if (f.script_.synchronize_blocks) {
+    ++f.synchronize_blocked_;
+    f.synchronize_changed_.notify_all();
+    f.synchronize_changed_.wait(lock, [&f] { return f.synchronize_released_; });
+    --f.synchronize_blocked_;
+    f.synchronize_changed_.notify_all();
+  }
   ++f.context_synchronizations_;
   f.kinds_enabled_at_synchronize_ = !f.enabled_.empty();
+  f.kinds_at_synchronize_ = f.enabled_;
   for (const auto& [buffer, valid] : f.held_) {
     for (std::size_t offset = 0; offset + sizeof(CUpti_ActivityKernel10) <= valid;
          offset += sizeof(CUpti_ActivityKernel10)) {
@@ -512,6 +583,11 @@ bool FakeCupti::subscribed_before_timestamp_callback() const {
 int FakeCupti::context_synchronizations() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return context_synchronizations_;
+}
+
+std::vector<CUpti_ActivityKind> FakeCupti::kinds_at_synchronize() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return kinds_at_synchronize_;
 }
 
 bool FakeCupti::kinds_enabled_at_synchronize() const {

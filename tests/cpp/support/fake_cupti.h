@@ -9,6 +9,7 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -30,6 +31,8 @@ struct FakeCuptiScript {
   bool newer_cupti = true;  // has cuptiActivityEnableAndDump, FlushPeriod, Enable{Runtime,Driver}Api (12.6+)
   // The driver's devices: whether each one's primary context is active.
   std::vector<bool> primary_contexts_active = {true};
+  // cuCtxSynchronize blocks until ReleaseSynchronize (a kernel that never ends).
+  bool synchronize_blocks = false;
 };
 
 class FakeCupti {
@@ -66,6 +69,17 @@ class FakeCupti {
   void RegisterForeignCallbacks(CUpti_BuffersCallbackRequestFunc requested,
                                 CUpti_BuffersCallbackCompleteFunc completed);
 
+  // An application thread's API call as CUPTI's callback API reports it to
+  // the subscriber, when the subscriber enabled that callback: its exit,
+  // with `stream` as the first parameter and `result` returned.
+  void CallApi(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, CUstream stream, int result = 0);
+  std::size_t enabled_callbacks() const;
+  // Lets every blocked cuCtxSynchronize return; WaitUntilSynchronizeBlocked
+  // returns once one is blocked.
+  void ReleaseSynchronize();
+  void WaitUntilSynchronizeBlocked();
+  bool synchronize_blocked() const;
+
   // While blocked, cuptiGetCallbackName (which the decoder calls for an API
   // record it has not named yet) waits; WaitUntilNameBlocked returns once a
   // thread waits there.
@@ -89,6 +103,7 @@ class FakeCupti {
   bool subscribed_before_timestamp_callback() const;
   int context_synchronizations() const;
   bool kinds_enabled_at_synchronize() const;
+  std::vector<CUpti_ActivityKind> kinds_at_synchronize() const;
   // The calling thread's external correlation stack (kind, id), bottom first.
   static std::vector<std::pair<int, std::uint64_t>> CorrelationStack();
 
@@ -96,6 +111,7 @@ class FakeCupti {
   FakeCupti();
   static CUptiResult Subscribe(CUpti_SubscriberHandle*, CUpti_CallbackFunc, void*);
   static CUptiResult Unsubscribe(CUpti_SubscriberHandle);
+  static CUptiResult EnableCallback(std::uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain, CUpti_CallbackId);
   static CUptiResult RegisterCallbacks(CUpti_BuffersCallbackRequestFunc, CUpti_BuffersCallbackCompleteFunc);
   static CUptiResult RegisterTimestamp(CUpti_TimestampCallbackFunc);
   static CUptiResult SetThreadIdType(CUpti_ActivityThreadIdType);
@@ -134,6 +150,12 @@ class FakeCupti {
   bool subscribed_before_timestamp_ = false;
   int context_synchronizations_ = 0;
   bool kinds_enabled_at_synchronize_ = false;
+  std::vector<CUpti_ActivityKind> kinds_at_synchronize_;
+  CUpti_CallbackFunc subscriber_callback_ = nullptr;
+  std::vector<std::pair<CUpti_CallbackDomain, CUpti_CallbackId>> enabled_callbacks_;
+  std::condition_variable synchronize_changed_;
+  bool synchronize_released_ = false;
+  int synchronize_blocked_ = 0;
   CUdevice current_device_ = -1;  // whose primary context is pushed
 };
 

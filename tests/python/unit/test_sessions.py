@@ -148,3 +148,32 @@ def test_unwritable_trace_path_warns_and_training_goes_on(tmp_path: Path) -> Non
     assert not profiler.is_profiling
     with smppy.annotate("still-fine"):
         pass
+
+
+def test_a_stop_during_a_cuda_graph_capture_does_not_wait_for_the_gpu(
+    trace_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # No GPU here: torch's two answers are what a capturing thread gets from them.
+    import torch
+    from smppy import _profiler
+
+    assert _profiler._no_gpu_wait_reason() == ""  # CUDA not initialised: torch is not asked
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: True)
+    monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: True)
+    reasons: list[str] = []
+    real_stop = _profiler._smppy.stop
+
+    def stop(no_gpu_wait: str = "") -> object:
+        reasons.append(no_gpu_wait)
+        return real_stop(no_gpu_wait)
+
+    monkeypatch.setattr(_profiler._smppy, "stop", stop)
+    start_session(trace_dir)
+    smppy.SMProfiler.instance().stop_profiling()
+    assert reasons == ["the stopping thread's stream is capturing a CUDA graph"]
+
+    def fails() -> bool:
+        raise RuntimeError("CUDA driver shutting down")
+
+    monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", fails)
+    assert _profiler._no_gpu_wait_reason() == ""

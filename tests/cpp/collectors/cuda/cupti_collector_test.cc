@@ -18,6 +18,7 @@
 
 #include "collectors/cuda/activity_buffer_pool.h"
 #include "collectors/cuda/activity_decoder.h"
+#include "collectors/cuda/graph_capture_tracker.h"
 #include "runtime/annotation_correlation.h"
 #include "support/fake_cupti.h"
 
@@ -494,8 +495,88 @@ TEST_F(CuptiCollectorTest, WithoutTheWaitUnfinishedRecordsAreCountedAtStop) {
 TEST_F(CuptiCollectorTest, TheExitStopNeverWaitsForTheGpu) {
   Start(FakeCuptiScript{});
   ASSERT_TRUE(started_.active) << started_.reason;
-  StopCuptiCollection(/*may_synchronize=*/false);
+  const CuptiStopResult stopped = StopCuptiCollection("the exit stop never waits for the GPU");
   EXPECT_EQ(fake().context_synchronizations(), 0);
+  EXPECT_EQ(stopped.synchronize_skipped, "the exit stop never waits for the GPU");
+}
+
+// The stop's own cuCtxSynchronize and the calls around it are not the
+// application's: the API and synchronization kinds are off while it waits.
+TEST_F(CuptiCollectorTest, TheWaitRunsWithTheApiAndSynchronizationKindsOff) {
+  Start(FakeCuptiScript{});
+  ASSERT_TRUE(started_.active) << started_.reason;
+  const CuptiStopResult stopped = StopCuptiCollection();
+  EXPECT_EQ(stopped.contexts_synchronized, 1u);
+  EXPECT_EQ(stopped.synchronize_skipped, "");
+  const auto kinds = fake().kinds_at_synchronize();
+  EXPECT_TRUE(Enabled(kinds, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+  EXPECT_TRUE(Enabled(kinds, CUPTI_ACTIVITY_KIND_MEMCPY));
+  for (CUpti_ActivityKind kind :
+       {CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION}) {
+    EXPECT_FALSE(Enabled(kinds, kind)) << "kind " << kind;
+  }
+  EXPECT_TRUE(fake().enabled().empty()) << "every kind is off after the stop";
+}
+
+// A kernel that never ends (a collective whose peer died): stop goes on at
+// the deadline and says so; while that wait is still blocked in the driver a
+// later stop does not start another; once it returns, stops wait again.
+TEST_F(CuptiCollectorTest, StopGivesUpOnAWaitThatNeverEnds) {
+  FakeCuptiScript stuck;
+  stuck.synchronize_blocks = true;
+  CuptiCollectorOptions options;
+  options.sync_timeout_ms = 50;
+  Start(stuck, options);
+  ASSERT_TRUE(started_.active) << started_.reason;
+  const CuptiStopResult stopped = StopCuptiCollection();
+  EXPECT_TRUE(fake().synchronize_blocked()) << "stop returned while the driver still waits";
+  EXPECT_TRUE(stopped.synchronize_timed_out);
+  EXPECT_NE(stopped.synchronize_failure.find("CudaSyncTimeoutMs"), std::string::npos) << stopped.synchronize_failure;
+  EXPECT_EQ(stopped.contexts_synchronized, 0u);
+  EXPECT_TRUE(fake().enabled().empty());
+  EXPECT_EQ(fake().subscribed(), 0);
+
+  Start(stuck, options);
+  ASSERT_TRUE(started_.active) << started_.reason;
+  const CuptiStopResult again = StopCuptiCollection();
+  EXPECT_TRUE(again.synchronize_timed_out);
+  EXPECT_NE(again.synchronize_failure.find("still blocked"), std::string::npos) << again.synchronize_failure;
+
+  fake().ReleaseSynchronize();
+  CuptiStopResult later;
+  for (int attempt = 0; attempt < 500 && later.contexts_synchronized == 0; ++attempt) {
+    usleep(10000);  // until the released helper has left the driver
+    Start(FakeCuptiScript{}, options);
+    ASSERT_TRUE(started_.active) << started_.reason;
+    later = StopCuptiCollection();
+  }
+  EXPECT_EQ(later.contexts_synchronized, 1u);
+  EXPECT_FALSE(later.synchronize_timed_out);
+}
+
+// torch.cuda.graph on another thread: a device-wide wait would invalidate
+// the capture, so stop skips it while any stream captures (begun through the
+// runtime or the driver, seen once), and waits again once it ended.
+TEST_F(CuptiCollectorTest, StopSkipsTheWaitWhileAStreamCapturesAGraph) {
+  Start(FakeCuptiScript{});
+  ASSERT_TRUE(started_.active) << started_.reason;
+  EXPECT_EQ(fake().enabled_callbacks(), GraphCaptureTracker::Callbacks().size());
+  auto* stream = reinterpret_cast<CUstream>(0x5000);
+  fake().CallApi(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_v10000, stream);
+  fake().CallApi(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2, stream);
+  fake().CallApi(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_v10000,
+                 reinterpret_cast<CUstream>(0x6000), /*result=*/900);  // refused: no capture
+  const CuptiStopResult during = StopCuptiCollection();
+  EXPECT_EQ(fake().context_synchronizations(), 0);
+  EXPECT_NE(during.synchronize_skipped.find("1 stream(s) capturing a CUDA graph"), std::string::npos)
+      << during.synchronize_skipped;
+
+  Start(FakeCuptiScript{});  // the capture goes on into the next session
+  ASSERT_TRUE(started_.active) << started_.reason;
+  fake().CallApi(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamEndCapture_v10000, stream);
+  const CuptiStopResult after = StopCuptiCollection();
+  EXPECT_EQ(after.synchronize_skipped, "");
+  EXPECT_EQ(after.contexts_synchronized, 1u);
 }
 
 // Kineto's timestamp callback, registered after ours, stamps records with

@@ -111,5 +111,29 @@ TEST(CuptiSessionStop, AnExplicitStopWaitsForTheGpuUnlessCudaSyncAtStopIs0) {
   internal::UseCuptiApiForTesting(nullptr);
 }
 
+// A stop that must not wait (the SIGTERM and exit stops, a capture on the
+// stopping thread) says why in the footer, and the next session's stop
+// waits again: nothing of it outlives that stop.
+TEST(CuptiSessionStop, AStopWithoutTheGpuWaitSaysWhyAndTheNextStopWaitsAgain) {
+  testing::TempDir dir;
+  FakeCupti::Get().Reset(FakeCuptiScript{});
+  internal::UseCuptiApiForTesting(FakeCupti::Get().api());
+  for (const char* file : {"first.smprof", "second.smprof"}) {
+    Config config = testing::ConfigWritingTo(dir.path(), file);
+    config.Set("EnableCuda", "1").Set("CpuProfilingDurationS", "0");
+    ASSERT_TRUE(Start(config).ok());
+    ASSERT_TRUE((std::string(file) == "first.smprof" ? StopWithoutGpuWait("a test's reason") : Stop()).ok());
+  }
+  const trace::GpuCollectionReport first = testing::ReadTraceFile(dir.path() + "/first.smprof").footer.gpu_collection();
+  EXPECT_EQ(first.synchronize_skipped(), "a test's reason");
+  EXPECT_EQ(first.contexts_synchronized(), 0u);
+  const trace::GpuCollectionReport second =
+      testing::ReadTraceFile(dir.path() + "/second.smprof").footer.gpu_collection();
+  EXPECT_EQ(second.synchronize_skipped(), "");
+  EXPECT_EQ(second.contexts_synchronized(), 1u);
+  EXPECT_FALSE(second.synchronize_timed_out());
+  internal::UseCuptiApiForTesting(nullptr);
+}
+
 }  // namespace
 }  // namespace smprof
