@@ -73,6 +73,7 @@ py::dict HeaderDict(const smprof::trace::FileHeader& h) {
   out["cupti_version"] = h.cupti_version();
   out["cuda_driver_version"] = h.cuda_driver_version();
   out["gpu_timebase"] = Text(h.gpu_timebase());
+  out["cupti_library"] = Text(h.cupti_library());
   out["file_index"] = h.file_index();
   out["previous_file"] = Text(h.previous_file());
   return out;

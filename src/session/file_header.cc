@@ -76,12 +76,14 @@ void AddCuda(trace::FileHeader* header, const ResolvedConfig& config, const Cuda
   header->set_cupti_version(cuda->cupti_version);
   header->set_cuda_driver_version(cuda->driver_version);
   header->set_gpu_timebase(cuda->timebase);
+  header->set_cupti_library(cuda->cupti_library);
   if (cuda->warn && !cuda->active) {
     const auto set = config.explicit_keys.find("EnableCuda");
     const std::string value = set == config.explicit_keys.end() ? "auto" : set->second;
     WarnOnce("cuda", "EnableCuda=" + value + ": GPU activity is not recorded: " + cuda->reason +
                          "; annotations and CPU data are recorded as usual");
   }
+  if (cuda->active && !cuda->warning.empty()) WarnOnce("cuda-version", cuda->warning);
   if (cuda->active && !cuda->missing_kinds.empty()) {
     WarnOnce("cuda-kinds", "CUPTI refused some activity kinds; they are not recorded: " + cuda->missing_kinds);
   }

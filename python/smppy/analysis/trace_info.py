@@ -91,6 +91,8 @@ class TraceInfo:
         if h["cupti_version"]:
             versions = f"  cupti {h['cupti_version']}  driver {h['cuda_driver_version']}"
             lines.append(f"{versions}  timebase: {h['gpu_timebase']}")
+            if h["cupti_library"]:
+                lines.append(f"  libcupti: {h['cupti_library']}")
         lines.extend(_gpu_collection_lines(self.gpu_collection))
         for d in self.gpu_devices:
             lines.append(
@@ -142,6 +144,7 @@ class TraceInfo:
             "cupti_version": h["cupti_version"],
             "cuda_driver_version": h["cuda_driver_version"],
             "gpu_timebase": h["gpu_timebase"],
+            "cupti_library": h["cupti_library"],
             "config": h["config"],
             "names": {
                 name: {"count": s.count, "total_ns": s.total_ns, "max_ns": s.max_ns}

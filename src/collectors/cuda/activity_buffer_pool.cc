@@ -52,7 +52,7 @@ std::uint8_t* ActivityBufferPool::Acquire(bool may_exceed_cap) {
   return buffer;
 }
 
-bool ActivityBufferPool::Release(std::uint8_t* buffer, std::size_t used_bytes) {
+bool ActivityBufferPool::Release(std::uint8_t* buffer) {
   if (buffer == nullptr) return true;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -66,7 +66,9 @@ bool ActivityBufferPool::Release(std::uint8_t* buffer, std::size_t used_bytes) {
       return true;
     }
   }
-  std::memset(buffer, 0, std::min(used_bytes, buffer_bytes_));  // outside the lock: no one else has it
+  // The whole buffer: CUPTI is told buffers come zeroed, and it may have
+  // written past the valid size it reported. Outside the lock: no one else has it.
+  std::memset(buffer, 0, buffer_bytes_);
   std::lock_guard<std::mutex> lock(mutex_);
   free_.push_back(buffer);
   return true;

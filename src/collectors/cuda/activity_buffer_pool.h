@@ -41,9 +41,9 @@ class ActivityBufferPool {
   // An empty buffer of buffer_bytes(), or nullptr when the pool is exhausted
   // (and `may_exceed_cap` is false).
   std::uint8_t* Acquire(bool may_exceed_cap);
-  // Takes back a buffer from Acquire, of which CUPTI wrote `used_bytes`;
-  // false (and counted) for a buffer this pool did not lend.
-  bool Release(std::uint8_t* buffer, std::size_t used_bytes);
+  // Takes back a buffer from Acquire, zeroed whole for its next loan; false
+  // (and counted) for a buffer this pool did not lend.
+  bool Release(std::uint8_t* buffer);
 
   // Frees the buffers not lent now; the pool stays usable (for a pool a
   // resized successor replaces, while a late buffer may still come back).

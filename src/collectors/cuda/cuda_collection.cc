@@ -77,6 +77,8 @@ CudaCollectionStatus StartCudaCollection(const ResolvedConfig& config, GpuRecord
   status.driver_version = started.driver_version;
   status.timebase = started.timebase;
   status.missing_kinds = started.missing_kinds;
+  status.cupti_library = started.cupti_library;
+  status.warning = started.warning;
   return status;
 }
 

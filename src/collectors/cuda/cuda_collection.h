@@ -23,6 +23,8 @@ struct CudaCollectionStatus {
   std::uint32_t driver_version = 0;
   std::string timebase;
   std::string missing_kinds;  // optional activity kinds CUPTI refused, and why
+  std::string cupti_library;  // the libcupti file
+  std::string warning;        // a known defect of this CUPTI, "" when none
 };
 
 // What the collector dropped, waited for and noticed (trace.proto's

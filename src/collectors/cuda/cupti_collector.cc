@@ -65,10 +65,9 @@ constexpr CUpti_CallbackId kQuietRuntimeCalls[] = {
     CUPTI_RUNTIME_TRACE_CBID_cudaGetDeviceCount_v3020,
 };
 constexpr CUpti_CallbackId kQuietDriverCalls[] = {
-    CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent,
-    CUPTI_DRIVER_TRACE_CBID_cuCtxSetCurrent,
-    CUPTI_DRIVER_TRACE_CBID_cuCtxGetDevice,
-    CUPTI_DRIVER_TRACE_CBID_cuDeviceGetAttribute,
+    CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent,      CUPTI_DRIVER_TRACE_CBID_cuCtxSetCurrent,
+    CUPTI_DRIVER_TRACE_CBID_cuCtxGetDevice,       CUPTI_DRIVER_TRACE_CBID_cuDeviceGetAttribute,
+    CUPTI_DRIVER_TRACE_CBID_cuKernelGetAttribute, CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxGetState,
 };
 
 using PushFn = CUptiResult (*)(CUpti_ExternalCorrelationKind, std::uint64_t);
@@ -294,8 +293,11 @@ void WithdrawNvtx(Collector& c) {
   c.nvtx_value.clear();
 }
 
-// Where CUPTI allows it (12.6+), the calls in kQuiet*Calls are not recorded.
+// Where CUPTI allows it (12.6+), the calls in kQuiet*Calls are not recorded,
+// nor event and stream queries whose work is not done yet (NCCL's watchdog
+// and the caching allocator poll all the time).
 void QuietNoisyCalls(const CuptiApi& api) {
+  if (api.ActivityEnableAllSyncRecords != nullptr) api.ActivityEnableAllSyncRecords(0);
   if (api.ActivityEnableRuntimeApi != nullptr) {
     for (CUpti_CallbackId cbid : kQuietRuntimeCalls) api.ActivityEnableRuntimeApi(cbid, 0);
   }
@@ -393,6 +395,12 @@ CuptiStartResult StartCuptiCollection(const CuptiApi* api, const CuptiCollectorO
   c.subscriber = subscriber;
   c.initialised_pid = getpid();
   c.options = options;
+  r.cupti_library = api->cupti_path;
+  if (r.cupti_version == kCuptiWithStopDefects) {
+    r.warning = "CUPTI " + std::to_string(r.cupti_version) + " (CUDA 13.0 GA, " + api->cupti_path +
+                ") can deadlock or crash when collection stops (fixed in CUDA 13.0 Update 1): upgrade the "
+                "nvidia-cuda-cupti wheel or the toolkit, or set EnableCuda=0";
+  }
   TrackGraphCaptures(c);
   r.timebase = c.monotonic_timestamps ? "cupti timestamp callback: CLOCK_MONOTONIC"
                                       : "cupti default clock (CLOCK_REALTIME), converted to CLOCK_MONOTONIC by the "
@@ -555,7 +563,7 @@ void CUPTIAPI CuptiBufferCompleted(CUcontext, std::uint32_t, std::uint8_t* buffe
   c.completed.fetch_add(1, std::memory_order_relaxed);
   // A buffer the pool did not lend (another client's) is counted there and
   // left to its owner.
-  if (ActivityBufferPool* pool = CurrentPool(c)) pool->Release(buffer, valid_size);
+  if (ActivityBufferPool* pool = CurrentPool(c)) pool->Release(buffer);
 }
 
 }  // namespace smprof::internal

@@ -50,6 +50,8 @@ struct CuptiStartResult {
   std::uint32_t driver_version = 0;
   std::string timebase;       // FileHeader.gpu_timebase
   std::string missing_kinds;  // optional activity kinds CUPTI refused, e.g. "MARKER: ..."
+  std::string cupti_library;  // the libcupti file
+  std::string warning;        // a known defect of this CUPTI, "" when none
 };
 
 struct CuptiStopResult {
@@ -114,5 +116,10 @@ bool CuptiTimestampCallbackIsSafe(std::uint32_t version);
 // CUPTI from CUDA 12.9 (API version 27) on accepts a NULL buffer from the
 // buffer-requested callback; older versions may crash on it.
 constexpr std::uint32_t kFirstCuptiAcceptingNullBuffers = 27;
+
+// CUPTI of CUDA 13.0 GA: disabling CONCURRENT_KERNEL can deadlock and
+// cuptiActivityFlushAll can crash (fixed in 13.0 Update 1, CUPTI release
+// notes), the two calls of every stop.
+constexpr std::uint32_t kCuptiWithStopDefects = 130000;
 
 }  // namespace smprof::internal

@@ -43,6 +43,7 @@ bool ResolveAll(void* handle, CuptiApi* api, std::string* error) {
   Resolve(handle, "cuptiActivitySetAttribute", &api->ActivitySetAttribute, &optional);
   Resolve(handle, "cuptiActivityEnableRuntimeApi", &api->ActivityEnableRuntimeApi, &optional);
   Resolve(handle, "cuptiActivityEnableDriverApi", &api->ActivityEnableDriverApi, &optional);
+  Resolve(handle, "cuptiActivityEnableAllSyncRecords", &api->ActivityEnableAllSyncRecords, &optional);
   return missing.empty();
 }
 

@@ -50,6 +50,7 @@ struct CuptiApi {
   CUptiResult (*ActivitySetAttribute)(CUpti_ActivityAttribute attr, std::size_t* size, void* value) = nullptr;
   CUptiResult (*ActivityEnableRuntimeApi)(CUpti_CallbackId cbid, std::uint8_t enable) = nullptr;  // 12.6+
   CUptiResult (*ActivityEnableDriverApi)(CUpti_CallbackId cbid, std::uint8_t enable) = nullptr;   // 12.6+
+  CUptiResult (*ActivityEnableAllSyncRecords)(std::uint8_t enable) = nullptr;                     // 12.4+
 
   // libcuda.so.1's cuDriverGetVersion; null when no CUDA driver is installed.
   CUresult (*DriverGetVersion)(int* version) = nullptr;

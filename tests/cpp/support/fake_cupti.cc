@@ -179,6 +179,8 @@ void FakeCupti::Reset(const FakeCuptiScript& script) {
   api_.ActivitySetAttribute = SetAttribute;
   api_.ActivityEnableRuntimeApi = script.newer_cupti ? EnableRuntimeApi : nullptr;
   api_.ActivityEnableDriverApi = script.newer_cupti ? EnableDriverApi : nullptr;
+  api_.ActivityEnableAllSyncRecords = script.newer_cupti ? EnableAllSyncRecords : nullptr;
+  all_sync_records_ = true;
   dumped_.clear();
   flush_period_ms_ = 0;
   zeroed_ = false;
@@ -391,6 +393,18 @@ CUptiResult FakeCupti::EnableDriverApi(CUpti_CallbackId cbid, std::uint8_t enabl
   std::lock_guard<std::mutex> lock(f.mutex_);
   if (enable == 0) f.quiet_driver_.push_back(cbid);
   return CUPTI_SUCCESS;
+}
+
+CUptiResult FakeCupti::EnableAllSyncRecords(std::uint8_t enable) {
+  FakeCupti& f = Get();
+  std::lock_guard<std::mutex> lock(f.mutex_);
+  f.all_sync_records_ = enable != 0;
+  return CUPTI_SUCCESS;
+}
+
+bool FakeCupti::all_sync_records() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return all_sync_records_;
 }
 
 CUresult FakeCupti::DeviceGetCount(int* count) {

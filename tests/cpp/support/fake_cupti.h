@@ -98,6 +98,7 @@ class FakeCupti {
   std::vector<CUpti_ActivityKind> dumped() const;  // enabled with cuptiActivityEnableAndDump
   std::uint32_t flush_period_ms() const;
   bool zeroed_buffers_announced() const;
+  bool all_sync_records() const;  // cuptiActivityEnableAllSyncRecords's last setting (CUPTI's default: true)
   std::vector<CUpti_CallbackId> quiet_runtime_calls() const;
   std::vector<CUpti_CallbackId> quiet_driver_calls() const;
   bool subscribed_before_timestamp_callback() const;
@@ -124,6 +125,7 @@ class FakeCupti {
   static CUptiResult SetAttribute(CUpti_ActivityAttribute, std::size_t*, void*);
   static CUptiResult EnableRuntimeApi(CUpti_CallbackId, std::uint8_t);
   static CUptiResult EnableDriverApi(CUpti_CallbackId, std::uint8_t);
+  static CUptiResult EnableAllSyncRecords(std::uint8_t);
   static CUresult DeviceGetCount(int*);
   static CUresult PrimaryCtxGetState(CUdevice, unsigned int*, int*);
   static CUresult CtxSynchronize();
@@ -145,6 +147,7 @@ class FakeCupti {
   std::vector<std::pair<std::uint8_t*, std::size_t>> held_;
   std::uint32_t flush_period_ms_ = 0;
   bool zeroed_ = false;
+  bool all_sync_records_ = true;
   std::vector<CUpti_CallbackId> quiet_runtime_;
   std::vector<CUpti_CallbackId> quiet_driver_;
   bool subscribed_before_timestamp_ = false;

@@ -106,6 +106,7 @@ TEST(CuptiSessionStop, AnExplicitStopWaitsForTheGpuUnlessCudaSyncAtStopIs0) {
     ASSERT_TRUE(Stop().ok());
     const testing::TraceFileContents trace = testing::ReadTraceFile(dir.path() + "/" + file);
     ASSERT_TRUE(trace.has_footer) << file;
+    EXPECT_EQ(trace.header.cupti_library(), "/opt/fake/libcupti.so.13");
     EXPECT_EQ(trace.footer.gpu_collection().contexts_synchronized(), sync[0] == '1' ? 1u : 0u) << file;
   }
   internal::UseCuptiApiForTesting(nullptr);
