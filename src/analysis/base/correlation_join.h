@@ -42,6 +42,10 @@ class PendingById {
     return true;
   }
 
+  // Whether `id` is waiting (it stays).
+  bool Contains(std::uint32_t id) { return values_.Find(id) != nullptr; }
+  std::size_t size() const { return values_.size(); }
+
   // Forgets every entry and the eviction count (a new process stream).
   void Clear() {
     values_.Clear();

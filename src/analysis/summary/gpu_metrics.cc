@@ -1,6 +1,7 @@
 #include "analysis/summary/gpu_metrics.h"
 
 #include <algorithm>
+#include <string_view>
 
 #include "analysis/job/stream_order.h"
 
@@ -68,6 +69,13 @@ double Share(std::int64_t part, std::int64_t total) {
   return total > 0 ? static_cast<double>(part) / static_cast<double>(total) : 0.0;
 }
 
+// The runtime and driver calls that launch a CUDA graph (CUPTI's callback
+// names: cudaGraphLaunch_v10000, cudaGraphLaunch_ptsz_v10000, cuGraphLaunch,
+// cuGraphLaunch_ptsz).
+bool IsGraphLaunch(std::string_view call) {
+  return call.rfind("cudaGraphLaunch", 0) == 0 || call.rfind("cuGraphLaunch", 0) == 0;
+}
+
 }  // namespace
 
 GpuMetrics::GpuMetrics(const SummaryOptions& options, std::int64_t origin_ns)
@@ -77,7 +85,9 @@ GpuMetrics::GpuMetrics(const SummaryOptions& options, std::int64_t origin_ns)
       kernels_waiting_for_api_(options.max_pending, options.reorder_window_ns),
       annotation_of_(options.max_pending, options.reorder_window_ns),
       unattributed_(options.max_pending, options.reorder_window_ns),
-      launch_of_(options.max_pending, options.reorder_window_ns) {}
+      launch_of_(options.max_pending, options.reorder_window_ns),
+      graph_launches_(options.max_pending, options.reorder_window_ns),
+      graph_work_waiting_(options.max_pending, options.reorder_window_ns) {}
 
 void GpuMetrics::BeginStream(const ProcessStream& stream) {
   streams_.push_back(std::make_unique<Stream>());
@@ -90,6 +100,8 @@ void GpuMetrics::BeginStream(const ProcessStream& stream) {
   annotation_of_.Clear();
   unattributed_.Clear();
   launch_of_.Clear();
+  graph_launches_.Clear();
+  graph_work_waiting_.Clear();
   ranges_.Clear();
   newest_ns_ = 0;
 }
@@ -114,7 +126,11 @@ void GpuMetrics::AddHostCopy(const internal::GpuActivityRow& row) {
 }
 
 void GpuMetrics::AddLaunch(const TimeSpan& api_call, const TimeSpan& kernel) {
-  launch_latency_.Add(kernel.start_ns - api_call.start_ns);
+  if (kernel.start_ns < api_call.start_ns) {
+    launches_.before_launch += 1;
+  } else {
+    launch_latency_.Add(kernel.start_ns - api_call.start_ns);
+  }
   launches_.kernels += 1;
   launches_.kernel_time_ns += kernel.dur_ns;
   if (kernel.dur_ns < api_call.dur_ns) {
@@ -156,6 +172,7 @@ bool GpuMetrics::AddApiCalls(const TraceFileEntry& file, const internal::FrameRo
     FrameCall& added = frame_calls_.emplace_back();
     added.correlation_id = call.correlation_id;
     added.call = TimeSpan{call.start_ns, call.dur_ns};
+    added.graph_launch = IsGraphLaunch(call.name);
     TimeSpan kernel;
     if (kernels_waiting_for_api_.Take(call.correlation_id, &kernel)) {
       AddLaunch(added.call, kernel);
@@ -163,6 +180,7 @@ bool GpuMetrics::AddApiCalls(const TraceFileEntry& file, const internal::FrameRo
     }
   }
   frame_call_index_.Build(frame_calls_.size(), [this](std::size_t i) { return frame_calls_[i].correlation_id; });
+  ReleaseGraphWork();
   // The joins' clock moves with the frame's calls before its GPU rows look for older calls.
   api_calls_.AdvanceTo(newest_call_ns);
   launch_of_.AdvanceTo(newest_call_ns);
@@ -174,8 +192,20 @@ GpuMetrics::FrameCall* GpuMetrics::FrameCallOf(std::uint32_t id) {
   return position == FrameIdIndex::kAbsent ? nullptr : &frame_calls_[static_cast<std::size_t>(position)];
 }
 
+void GpuMetrics::ReleaseGraphWork() {
+  if (graph_work_waiting_.size() == 0) return;
+  for (const FrameCall& call : frame_calls_) {
+    GraphWork waiting;
+    if (!graph_work_waiting_.Take(call.correlation_id, &waiting) || !call.graph_launch) continue;
+    graph_.linked += waiting.work.activities;
+    graph_.linked_time_ns += waiting.work.time_ns;
+    Attribute(call.correlation_id, waiting.start_ns, waiting.work);
+  }
+}
+
 void GpuMetrics::EndFrameCalls() {
   for (const FrameCall& call : frame_calls_) {
+    if (call.graph_launch) graph_launches_.Put(call.correlation_id, call.call.start_ns, true);
     if (!call.launch_taken) launch_of_.Put(call.correlation_id, call.call.start_ns, call.call.start_ns);
     if (!call.kernel_joined) api_calls_.Put(call.correlation_id, call.call.start_ns, call.call);
   }
@@ -278,6 +308,7 @@ void GpuMetrics::AddActivity(const internal::GpuActivityRow& row, std::int64_t w
   }
   device.union_ns->Add(row.start_ns + wall_offset_ns, row.start_ns + row.dur_ns + wall_offset_ns);
 
+  const bool joins = row.graph_id != 0 ? GraphLinked(row) : row.correlation_id != 0;
   if (kind == trace::GPU_KIND_KERNEL) {
     Totals*& kernel = frame_kernels_[row.name_index];
     if (kernel == nullptr) kernel = &kernels_[std::string(row.name)];
@@ -286,19 +317,7 @@ void GpuMetrics::AddActivity(const internal::GpuActivityRow& row, std::int64_t w
     Totals& precision = precision_[row.precision < precision_.size() ? row.precision : 0];
     precision.count += 1;
     precision.time_ns += row.dur_ns;
-    if (row.correlation_id != 0) {
-      const TimeSpan kernel{row.start_ns, row.dur_ns};
-      FrameCall* call = FrameCallOf(row.correlation_id);
-      TimeSpan api_call;
-      if (call != nullptr && !call->kernel_joined) {
-        AddLaunch(call->call, kernel);
-        call->kernel_joined = true;
-      } else if (call == nullptr && api_calls_.Take(row.correlation_id, &api_call)) {
-        AddLaunch(api_call, kernel);
-      } else {
-        kernels_waiting_for_api_.Put(row.correlation_id, row.start_ns, kernel);
-      }
-    }
+    if (joins) JoinLaunch(row);
   } else {
     Totals& op = memory_ops_[MemoryOpIndex(row)];
     op.count += 1;
@@ -306,15 +325,53 @@ void GpuMetrics::AddActivity(const internal::GpuActivityRow& row, std::int64_t w
     op.bytes += row.bytes;
     if (kind == trace::GPU_KIND_MEMCPY) AddHostCopy(row);
   }
-  if (row.correlation_id == 0) return;
+  if (joins) Attribute(row.correlation_id, row.start_ns, UnattributedWork::Work{row.dur_ns, 1});
+}
+
+void GpuMetrics::JoinLaunch(const internal::GpuActivityRow& row) {
+  const TimeSpan kernel{row.start_ns, row.dur_ns};
+  FrameCall* call = FrameCallOf(row.correlation_id);
+  TimeSpan api_call;
+  if (call != nullptr && !call->kernel_joined) {
+    AddLaunch(call->call, kernel);
+    call->kernel_joined = true;
+  } else if (call == nullptr && api_calls_.Take(row.correlation_id, &api_call)) {
+    AddLaunch(api_call, kernel);
+  } else {
+    kernels_waiting_for_api_.Put(row.correlation_id, row.start_ns, kernel);
+  }
+}
+
+bool GpuMetrics::GraphLinked(const internal::GpuActivityRow& row) {
+  graph_.activities += 1;
+  graph_.time_ns += row.dur_ns;
+  if (row.correlation_id == 0) return false;
+  const FrameCall* call = FrameCallOf(row.correlation_id);
+  if (call != nullptr ? call->graph_launch : graph_launches_.Contains(row.correlation_id)) {
+    graph_.linked += 1;
+    graph_.linked_time_ns += row.dur_ns;
+    return true;
+  }
+  // Another call's id: never joined. An id not seen yet waits for its call
+  // (the rows of one launch share it: one entry, the first row's start).
+  if (call != nullptr) return false;
+  GraphWork waiting{row.start_ns, {}};
+  graph_work_waiting_.Take(row.correlation_id, &waiting);
+  waiting.work.time_ns += row.dur_ns;
+  waiting.work.activities += 1;
+  graph_work_waiting_.Put(row.correlation_id, waiting.start_ns, waiting);
+  return false;
+}
+
+void GpuMetrics::Attribute(std::uint32_t id, std::int64_t start_ns, const UnattributedWork::Work& work) {
   AnnotationGpu* annotation = nullptr;
-  if (annotation_of_.Take(row.correlation_id, &annotation)) {
-    AddAnnotationTime(annotation, row.dur_ns, 1);
-    // Several activities may share one launch's id (e.g. a copy split in parts).
-    annotation_of_.Put(row.correlation_id, row.start_ns, annotation);
+  if (annotation_of_.Take(id, &annotation)) {
+    AddAnnotationTime(annotation, work.time_ns, work.activities);
+    // Several activities may share one launch's id (e.g. a copy split in parts, a graph's kernels).
+    annotation_of_.Put(id, start_ns, annotation);
     return;
   }
-  unattributed_.Add(row.correlation_id, row.start_ns, row.dur_ns, [this](std::uint32_t id) { return LaunchOf(id); });
+  unattributed_.Add(id, start_ns, work, [this](std::uint32_t launch) { return LaunchOf(launch); });
 }
 
 void GpuMetrics::EndStream(const WallSpan& stream_span) {
@@ -353,6 +410,11 @@ void GpuMetrics::Save(PartialEncoder& out) const {
   out.Uint(launches_.tiny_kernels);
   out.Int(launches_.tiny_kernel_time_ns);
   out.Int(launches_.tiny_launch_time_ns);
+  out.Uint(launches_.before_launch);
+  out.Uint(graph_.activities);
+  out.Int(graph_.time_ns);
+  out.Uint(graph_.linked);
+  out.Int(graph_.linked_time_ns);
   SaveTotals(host_copies_.all, out);
   out.Uint(host_copies_.memory_kind_known);
   SaveTotals(host_copies_.pageable, out);
@@ -396,6 +458,11 @@ void GpuMetrics::MergeFrom(PartialDecoder& in) {
   launches_.tiny_kernels += in.Uint();
   launches_.tiny_kernel_time_ns += in.Int();
   launches_.tiny_launch_time_ns += in.Int();
+  launches_.before_launch += in.Uint();
+  graph_.activities += in.Uint();
+  graph_.time_ns += in.Int();
+  graph_.linked += in.Uint();
+  graph_.linked_time_ns += in.Int();
   MergeTotals(in, &host_copies_.all);
   host_copies_.memory_kind_known += in.Uint();
   MergeTotals(in, &host_copies_.pageable);
@@ -581,6 +648,16 @@ void GpuMetrics::WriteGpuFields(const std::string& reason, JsonWriter& out) cons
       .Field("tiny_count_share",
              Share(static_cast<std::int64_t>(launches_.tiny_kernels), static_cast<std::int64_t>(launches_.kernels)))
       .Field("tiny_time_share", Share(launches_.tiny_kernel_time_ns, activity_[trace::GPU_KIND_KERNEL].time_ns))
+      .Field("kernels_before_launch", launches_.before_launch)
+      .EndObject();
+  out.Key("graph")
+      .BeginObject()
+      .Field("activities", graph_.activities)
+      .Field("time_ns", graph_.time_ns)
+      .Field("linked", graph_.linked)
+      .Field("linked_time_ns", graph_.linked_time_ns)
+      .Field("unlinked", graph_.activities - graph_.linked)
+      .Field("unlinked_time_ns", graph_.time_ns - graph_.linked_time_ns)
       .EndObject();
 
   std::vector<std::pair<const std::string*, const AnnotationGpu*>> per_annotation;
@@ -617,6 +694,24 @@ void GpuMetrics::WriteGpuFields(const std::string& reason, JsonWriter& out) cons
       .Field("unattributed_time_ns", unattributed_ns)
       .Field("unattributed_share", Share(unattributed_ns, work_ns))
       .EndObject();
+}
+
+std::vector<std::string> GpuMetrics::Warnings() const {
+  std::vector<std::string> warnings;
+  if (launches_.before_launch > 0) {
+    warnings.push_back(std::to_string(launches_.before_launch) +
+                       " kernels start before their launch call on the host: their GPU timestamps are off "
+                       "(gpu_timebase in `smprof info` says how they were converted); left out of the launch latency");
+  }
+  const std::uint64_t unlinked = graph_.activities - graph_.linked;
+  if (unlinked > 0) {
+    warnings.push_back(std::to_string(unlinked) + " CUDA-graph activities (" +
+                       std::to_string((graph_.time_ns - graph_.linked_time_ns) / 1'000'000) +
+                       " ms) joined no graph launch (cudaGraphLaunch, cuGraphLaunch) by correlation id and are "
+                       "attributed to no annotation; CUPTI before CUDA 13.1 Update 1 gives graph launches wrong ids in "
+                       "every session of a process after the first (schedules with repeat)");
+  }
+  return warnings;
 }
 
 void GpuMetrics::WriteDevices(JsonWriter& out) const {

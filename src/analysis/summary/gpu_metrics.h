@@ -6,6 +6,15 @@
 // work launched outside every annotation of its thread, inferred from the
 // innermost annotation open in the process at the launch (docs/ANALYSIS.md
 // has the definitions).
+//
+// A correlation id is trusted only where it can be: a kernel that starts
+// before its launch call is counted (its clock is off) and left out of the
+// latency; a CUDA-graph activity joins through its id only once that id is
+// seen to be a graph launch's (cudaGraphLaunch, cuGraphLaunch), since CUPTI
+// before 13.1 Update 1 gives graph launches wrong ids in sessions after the
+// first. Graph work whose launch call comes in a later frame waits for it;
+// work whose id is another call's, or whose call never comes, is counted
+// and attributed to no annotation.
 #pragma once
 
 #include <array>
@@ -49,6 +58,10 @@ class GpuMetrics {
   std::size_t stream_devices() const { return stream_->devices.size(); }
   std::uint64_t late_records() const;
   std::uint64_t evicted_correlations() const { return evicted_correlations_; }
+  std::uint64_t kernels_before_launch() const { return launches_.before_launch; }
+  std::uint64_t graph_activities_unlinked() const { return graph_.activities - graph_.linked; }
+  // What the summary's warnings say of the GPU tables' joins ("" none).
+  std::vector<std::string> Warnings() const;
   std::int64_t min_bucket_width() const;
 
   // The "gpu" object's fields (`reason` when no activity was recorded), the
@@ -104,6 +117,20 @@ class GpuMetrics {
     std::uint64_t tiny_kernels = 0;
     std::int64_t tiny_kernel_time_ns = 0;
     std::int64_t tiny_launch_time_ns = 0;  // the launch calls' time
+    std::uint64_t before_launch = 0;       // kernels starting before their call: not in the latency
+  };
+  // CUDA-graph activities (kernels, copies, sets with a graph id), and those
+  // whose correlation id joined a graph launch.
+  struct GraphTotals {
+    std::uint64_t activities = 0;
+    std::int64_t time_ns = 0;
+    std::uint64_t linked = 0;
+    std::int64_t linked_time_ns = 0;
+  };
+  // Graph work waiting for its launch call, from its first row's start.
+  struct GraphWork {
+    std::int64_t start_ns = 0;
+    UnattributedWork::Work work;
   };
   // Copies between host and device, and those whose host side is pageable memory.
   struct HostCopyTotals {
@@ -118,6 +145,7 @@ class GpuMetrics {
     TimeSpan call;
     bool kernel_joined = false;
     bool launch_taken = false;  // by LaunchOf
+    bool graph_launch = false;  // cudaGraphLaunch or cuGraphLaunch
   };
 
   // The frame's API calls: joined to kernels that waited for them, and kept in frame_calls_.
@@ -129,6 +157,15 @@ class GpuMetrics {
   // Puts the frame's calls no kernel or unclaimed work of the frame took into the joins.
   void EndFrameCalls();
   void AddActivity(const internal::GpuActivityRow& row, std::int64_t wall_offset_ns);
+  // A kernel's join with its launch call (the latency).
+  void JoinLaunch(const internal::GpuActivityRow& row);
+  // Whether graph work may join through its correlation id now: counted, and
+  // held back (false) until its launch call is seen when not yet.
+  bool GraphLinked(const internal::GpuActivityRow& row);
+  // Graph work held back for calls of the frame: attributed when the call is a graph launch.
+  void ReleaseGraphWork();
+  // Work joined through correlation id `id`: to its annotation, or waiting for one.
+  void Attribute(std::uint32_t id, std::int64_t start_ns, const UnattributedWork::Work& work);
   // A kernel joined to its launch call: the latency, and whether it ran shorter than its launch.
   void AddLaunch(const TimeSpan& api_call, const TimeSpan& kernel);
   void AddHostCopy(const internal::GpuActivityRow& row);
@@ -150,11 +187,13 @@ class GpuMetrics {
   PendingById<TimeSpan> api_calls_;
   PendingById<TimeSpan> kernels_waiting_for_api_;
   PendingById<AnnotationGpu*> annotation_of_;
-  UnattributedWork unattributed_;        // GPU work no annotation claimed yet
-  PendingById<std::int64_t> launch_of_;  // API call start by correlation id, for LaunchOf
-  std::vector<FrameCall> frame_calls_;   // the frame's API calls with a correlation id
-  FrameIdIndex frame_call_index_;        // frame_calls_ by correlation id
-  OpenRanges<RangeName*> ranges_;        // the stream's annotations (names in range_names_), bounded
+  UnattributedWork unattributed_;              // GPU work no annotation claimed yet
+  PendingById<std::int64_t> launch_of_;        // API call start by correlation id, for LaunchOf
+  PendingById<bool> graph_launches_;           // earlier frames' graph-launch calls, by correlation id
+  PendingById<GraphWork> graph_work_waiting_;  // graph work whose launch call is not seen yet
+  std::vector<FrameCall> frame_calls_;         // the frame's API calls with a correlation id
+  FrameIdIndex frame_call_index_;              // frame_calls_ by correlation id
+  OpenRanges<RangeName*> ranges_;              // the stream's annotations (names in range_names_), bounded
   std::unordered_map<std::string, AnnotationGpu*> range_names_;  // the names ranges_ point to
   std::vector<RangeName*> frame_range_names_;                    // by index in the frame's strings, for one frame
   std::uint64_t evicted_correlations_ = 0;
@@ -169,6 +208,7 @@ class GpuMetrics {
   std::unordered_map<std::string, AnnotationGpu> annotations_;
   LogHistogram launch_latency_;
   LaunchTotals launches_;
+  GraphTotals graph_;
   HostCopyTotals host_copies_;
 };
 

@@ -360,6 +360,7 @@ std::string SummaryBuilder::Write(const std::vector<std::string>& listing_warnin
   for (const ProcessSummary& p : processes_) {
     for (const auto& w : p.frame_warnings) out.String(w);
   }
+  for (const auto& w : gpu_.Warnings()) out.String(w);
   for (const ProcessSummary& p : processes_) {
     for (const auto& c : p.stream.files.front().header.collectors()) {
       // "disabled by <Key>" is the user's choice, not a problem to warn of;
@@ -396,6 +397,8 @@ std::string SummaryBuilder::Write(const std::vector<std::string>& listing_warnin
       .Field("cupti_records_dropped", drops_.cupti)
       .Field("late_gpu_records", gpu_.late_records())
       .Field("unmatched_correlations", gpu_.evicted_correlations())
+      .Field("kernels_before_launch", gpu_.kernels_before_launch())
+      .Field("graph_activities_unlinked", gpu_.graph_activities_unlinked())
       .Field("gpu_records_incomplete", drops_.gpu_collection.incomplete_records())
       .Field("gpu_records_invalid", drops_.gpu_collection.invalid_records())
       .Field("gpu_records_unknown_kind", drops_.gpu_collection.unknown_kind_records())

@@ -32,11 +32,13 @@ class UnattributedWork {
 
   UnattributedWork(std::size_t capacity, std::int64_t window_ns) : capacity_(capacity), window_ns_(window_ns) {}
 
-  // A GPU row of `id`: its time is added to the id's waiting and unclaimed
-  // work. When its unclaimed work starts, `launch_of(id)` gives the launch
-  // time (-1 if unknown); it must not use this map.
+  // GPU work of `id` (one row, or the rows of a CUDA graph's launch held
+  // back until their launch call was seen), the first starting at
+  // `start_ns`: added to the id's waiting and unclaimed work. When its
+  // unclaimed work starts, `launch_of(id)` gives the launch time (-1 if
+  // unknown); it must not use this map.
   template <typename LaunchOf>
-  void Add(std::uint32_t id, std::int64_t start_ns, std::int64_t dur_ns, LaunchOf launch_of) {
+  void Add(std::uint32_t id, std::int64_t start_ns, const Work& work, LaunchOf launch_of) {
     bool added = false;
     Entry& entry = entries_.FindOrAdd(id, &added);
     if (!entry.waiting) {
@@ -45,15 +47,15 @@ class UnattributedWork {
       entry.waiting_work = Work{};
       ++waiting_;
     }
-    entry.waiting_work.time_ns += dur_ns;
-    entry.waiting_work.activities += 1;
+    entry.waiting_work.time_ns += work.time_ns;
+    entry.waiting_work.activities += work.activities;
     if (!entry.unclaimed) {
       entry.unclaimed = true;
       entry.unclaimed_work = Unclaimed{launch_of(id), Work{}};
       unclaimed_order_.push_back(id);
     }
-    entry.unclaimed_work.work.time_ns += dur_ns;
-    entry.unclaimed_work.work.activities += 1;
+    entry.unclaimed_work.work.time_ns += work.time_ns;
+    entry.unclaimed_work.work.activities += work.activities;
     const std::int64_t since_ns = entry.waiting_since_ns;
     newest_ns_ = std::max(newest_ns_, since_ns);
     waiting_order_.emplace_back(id, since_ns);

@@ -588,8 +588,8 @@ TEST(UnattributedWork, ClaimsInferenceAndEvictionEndTheRightRoles) {
       return launch_ns;
     };
   };
-  work.Add(1, 0, 10, launch_at(5));
-  work.Add(1, 1, 20, launch_at(6));  // the same id again: one lookup of its launch
+  work.Add(1, 0, {10, 1}, launch_at(5));
+  work.Add(1, 1, {20, 1}, launch_at(6));  // the same id again: one lookup of its launch
   EXPECT_EQ(launch_lookups, 1);
   UnattributedWork::Work claimed;
   ASSERT_TRUE(work.Claim(1, &claimed));
@@ -601,9 +601,9 @@ TEST(UnattributedWork, ClaimsInferenceAndEvictionEndTheRightRoles) {
   ASSERT_EQ(work.unclaimed_records(), 1u);
   EXPECT_FALSE(work.TakeOldestUnclaimed(&id, &unclaimed));  // claimed: gone for inference too
 
-  work.Add(2, 10, 1, launch_at(-1));
-  work.Add(3, 20, 1, launch_at(-1));
-  work.Add(4, 30, 1, launch_at(-1));  // three wait for a claim: the oldest (2) is evicted
+  work.Add(2, 10, {1, 1}, launch_at(-1));
+  work.Add(3, 20, {1, 1}, launch_at(-1));
+  work.Add(4, 30, {1, 1}, launch_at(-1));  // three wait for a claim: the oldest (2) is evicted
   EXPECT_EQ(work.evicted(), 1u);
   EXPECT_FALSE(work.Claim(2, &claimed));
   work.SetLaunch(2, 77);
@@ -618,7 +618,7 @@ TEST(UnattributedWork, ClaimsInferenceAndEvictionEndTheRightRoles) {
   EXPECT_EQ(id, 4u);
   EXPECT_EQ(work.unclaimed_records(), 0u);
 
-  work.Add(5, 2000, 1, launch_at(-1));  // 4 waited since 30: older than the window, uncounted
+  work.Add(5, 2000, {1, 1}, launch_at(-1));  // 4 waited since 30: older than the window, uncounted
   EXPECT_FALSE(work.Claim(4, &claimed));
   EXPECT_TRUE(work.Claim(5, &claimed));
   EXPECT_EQ(work.evicted(), 1u);
@@ -652,7 +652,7 @@ TEST(UnattributedWork, MatchesAPendingByIdAndAnUnclaimedMap) {
         const std::int64_t start = t - static_cast<std::int64_t>(random() % 100);
         const auto dur = static_cast<std::int64_t>(1 + random() % 9);
         const std::int64_t launch = random() % 3 == 0 ? -1 : start - 5;
-        merged.Add(id, start, dur, [launch](std::uint32_t) { return launch; });
+        merged.Add(id, start, {dur, 1}, [launch](std::uint32_t) { return launch; });
         Waiting w{start, {}};
         waiting.Take(id, &w);
         w.work.time_ns += dur;

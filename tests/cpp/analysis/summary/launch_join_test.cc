@@ -3,6 +3,8 @@
 // launch (inferred attribution): within a frame the join does not pass
 // through the bounded maps, so a frame of more launches than `max_pending`
 // loses none of them; across frames, in either order, the maps join them.
+// A kernel starting before its call is counted apart; CUDA-graph work joins
+// only through a graph launch's correlation id.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -17,7 +19,11 @@
 namespace smprof::analysis {
 namespace {
 
-const std::map<NameId, std::string> kNames = {{1, "train"}, {2, "gemm"}, {3, "cudaLaunchKernel"}};
+const std::map<NameId, std::string> kNames = {
+    {1, "train"}, {2, "gemm"}, {3, "cudaLaunchKernel"}, {4, "cudaGraphLaunch_v10000"}, {5, "replay"}};
+constexpr NameId kLaunchKernel = 3;
+constexpr NameId kGraphLaunch = 4;
+constexpr NameId kReplay = 5;
 constexpr std::int64_t kOrigin = 1'000'000'000;
 constexpr std::uint32_t kAnnotatingThread = 1;
 constexpr std::uint32_t kLaunchingThread = 2;  // no annotation of its own: attribution is inferred
@@ -38,24 +44,52 @@ internal::GpuActivityRecord Kernel(std::uint32_t id) {
   return kernel;
 }
 
-// A frame of the given launch calls and kernels and, in the first frame, the
-// annotation "train" open over every launch.
-trace::Frame JoinFrame(std::uint64_t sequence, const std::vector<std::uint32_t>& launches,
-                       const std::vector<std::uint32_t>& kernels) {
+// A frame of `batch` and, in the first frame, the annotation "train" open over every launch.
+trace::Frame FrameOf(std::uint64_t sequence, internal::GpuBatch batch) {
   internal::FrameBuilder builder([](NameId id) { return kNames.at(id); },
                                  [](std::uint32_t tid) { return "thread-" + std::to_string(tid); });
   std::vector<internal::AnnotationRecord> annotations;
   if (sequence == 0) annotations.push_back({kOrigin, 1'000'000'000, 1, kAnnotatingThread, 0, 0, 0});
   builder.Add(annotations.data(), annotations.size());
-  internal::GpuBatch batch;
-  for (const std::uint32_t id : launches) batch.api_calls.push_back(Launch(id));
-  for (const std::uint32_t id : kernels) batch.activities.push_back(Kernel(id));
   trace::Frame frame;
   builder.Build(sequence, &frame);
   internal::GpuFrameEncoder encoder;
   encoder.Add(std::move(batch));
   encoder.Build(&builder.tables(), &frame);
   return frame;
+}
+
+// A frame of the given launch calls and kernels.
+trace::Frame JoinFrame(std::uint64_t sequence, const std::vector<std::uint32_t>& launches,
+                       const std::vector<std::uint32_t>& kernels) {
+  internal::GpuBatch batch;
+  for (const std::uint32_t id : launches) batch.api_calls.push_back(Launch(id));
+  for (const std::uint32_t id : kernels) batch.activities.push_back(Kernel(id));
+  return FrameOf(sequence, std::move(batch));
+}
+
+// Adds `kernels` graph kernels of graph 7 with correlation id `id`, 20 us each.
+void AddGraphKernels(std::uint32_t id, int kernels, internal::GpuBatch* batch) {
+  for (int i = 0; i < kernels; ++i) {
+    internal::GpuActivityRecord kernel = Kernel(id);
+    kernel.start_ns += i * 20'000;
+    kernel.end_ns += i * 20'000;
+    kernel.graph_id = 7;
+    kernel.graph_node_id = 100 + static_cast<std::uint64_t>(i);
+    batch->activities.push_back(kernel);
+  }
+}
+
+// Adds `call` (named `name`) with id `id`, the annotation "replay" pushed
+// around it (its external correlation), and `kernels` graph kernels of
+// graph 7 carrying that id.
+void AddGraphLaunch(std::uint32_t id, NameId name, int kernels, internal::GpuBatch* batch) {
+  internal::ApiCallRecord call = Launch(id);
+  call.name = name;
+  call.tid = kAnnotatingThread;
+  batch->api_calls.push_back(call);
+  batch->external_correlations.push_back({id, internal::kSmprofExternalCorrelationKindValue, kReplay, kReplay});
+  AddGraphKernels(id, kernels, batch);
 }
 
 std::vector<std::uint32_t> Ids(std::uint32_t first, std::uint32_t last) {
@@ -108,6 +142,61 @@ TEST(LaunchJoin, KernelsAndLaunchesInOtherFramesJoinInEitherOrder) {
   EXPECT_NE(json.find(R"("launch_latency":{"count":15,"total_ns":450000,)"), std::string::npos) << json;
   EXPECT_NE(json.find(R"("inferred_activities":15})"), std::string::npos) << json;
   EXPECT_NE(json.find(R"("unmatched_correlations":0)"), std::string::npos) << json;
+}
+
+TEST(LaunchJoin, AKernelStartingBeforeItsCallIsCountedAndLeftOutOfTheLatency) {
+  internal::GpuBatch batch;
+  for (const std::uint32_t id : Ids(1, 3)) {
+    batch.api_calls.push_back(Launch(id));
+    batch.activities.push_back(Kernel(id));
+  }
+  batch.activities[1].start_ns -= 50'000;  // 20 us before its call
+  batch.activities[1].end_ns -= 50'000;
+  const std::string json = Summary(SummaryOptions{}, {FrameOf(0, std::move(batch))});
+  EXPECT_NE(json.find(R"("launch_latency":{"count":2,"total_ns":60000,)"), std::string::npos) << json;
+  EXPECT_NE(json.find(R"("kernels_before_launch":1)"), std::string::npos) << json;
+  EXPECT_NE(json.find(R"("kernels_before_launch":1,)"), std::string::npos) << json;  // the drops
+  EXPECT_NE(json.find("1 kernels start before their launch call on the host"), std::string::npos) << json;
+}
+
+TEST(LaunchJoin, GraphKernelsJoinOnlyThroughAGraphLaunch) {
+  // id 50: a graph launch and its 20 kernels; id 51: 3 graph kernels whose id
+  // is a cudaLaunchKernel's (CUPTI's wrong ids after the first session).
+  internal::GpuBatch batch;
+  AddGraphLaunch(50, kGraphLaunch, 20, &batch);
+  AddGraphLaunch(51, kLaunchKernel, 3, &batch);
+  const std::string json = Summary(SummaryOptions{}, {FrameOf(0, std::move(batch))});
+  EXPECT_NE(json.find(R"("graph":{"activities":23,"time_ns":460000,"linked":20,"linked_time_ns":400000,)"
+                      R"("unlinked":3,"unlinked_time_ns":60000})"),
+            std::string::npos)
+      << json;
+  // The 20 go to the annotation around their launch; the 3 to none (not
+  // "replay" through the wrong id, nor "train" by inference).
+  EXPECT_NE(json.find(R"("name":"replay","gpu_time_ns":400000,"activities":20,"inferred_gpu_time_ns":0,)"),
+            std::string::npos)
+      << json;
+  EXPECT_EQ(json.find(R"("name":"train","gpu_time_ns")"), std::string::npos) << json;
+  EXPECT_NE(json.find(R"("graph_activities_unlinked":3)"), std::string::npos) << json;
+  EXPECT_NE(json.find("3 CUDA-graph activities (0 ms) joined no graph launch"), std::string::npos) << json;
+}
+
+TEST(LaunchJoin, GraphKernelsBeforeTheirLaunchCallWaitForIt) {
+  // Frame 0: kernels of ids 60 and 61, no calls; frame 1: 60 is a graph
+  // launch, 61 a cudaLaunchKernel; 62's call never comes.
+  internal::GpuBatch first;
+  AddGraphKernels(60, 5, &first);
+  AddGraphKernels(61, 2, &first);
+  AddGraphKernels(62, 1, &first);
+  internal::GpuBatch second;
+  AddGraphLaunch(60, kGraphLaunch, 0, &second);
+  AddGraphLaunch(61, kLaunchKernel, 0, &second);
+  const std::string json = Summary(SummaryOptions{}, {FrameOf(0, std::move(first)), FrameOf(1, std::move(second))});
+  EXPECT_NE(json.find(R"("graph":{"activities":8,"time_ns":160000,"linked":5,"linked_time_ns":100000,)"
+                      R"("unlinked":3,)"),
+            std::string::npos)
+      << json;
+  EXPECT_NE(json.find(R"("name":"replay","gpu_time_ns":100000,"activities":5,)"), std::string::npos) << json;
+  EXPECT_EQ(json.find(R"("name":"train","gpu_time_ns")"), std::string::npos) << json;
 }
 
 }  // namespace
