@@ -10,7 +10,11 @@ CMake runs with a venv's Python that has only PyPI CUDA wheels:
   wheel with crt/host_defines.h: nvidia/cuda_nvcc/include): the collector's sources compile too, with
   CUDA 12's record structs (src/collectors/cuda/cupti_record_types.h);
 - the CUDA 12.9 runtime wheel without the nvcc one: no crt/host_defines.h, refused loudly; the warning
-  names what is missing and the wheels to install.
+  names what is missing and the wheels to install;
+- `pip wheel` of the source tree with pip's build isolation, from a venv holding what a CUDA 12 PyTorch
+  brings (the cupti and runtime wheels, not nvcc): the isolated build environment gets the CUDA 13
+  header wheels from pyproject.toml's build requirements, and the collector is configured (issue 33,
+  item 8). Only the configure step runs (build target `help`, no install component).
 
 The venvs and build trees are cached under $SMPROF_TEST_CACHE (default ~/.cache/smprof-tests), so only
 the first run downloads the wheels (about 27 MiB) and compiles; the collector's objects are compiled,
@@ -71,11 +75,8 @@ def venv_with(name: str, packages: list[str]) -> Path:
     return python
 
 
-def build_without_toolkit(name: str, python: Path, targets: list[str]) -> str:
-    """Configures (and builds `targets`) with the toolkit hidden; the configure output."""
-    build = CACHE / f"build-{name}"
-    for stale in ["CMakeCache.txt", *targets]:  # each run configures and compiles afresh
-        (build / stale).unlink(missing_ok=True)
+def without_toolkit(script: str) -> str:
+    """Runs the shell `script` with the toolkit hidden; its output."""
     empty = CACHE / "empty"
     empty.mkdir(parents=True, exist_ok=True)
     toolkits = sorted({os.path.realpath(d) for d in glob.glob("/usr/local/cuda*") if os.path.isdir(d)})
@@ -83,20 +84,32 @@ def build_without_toolkit(name: str, python: Path, targets: list[str]) -> str:
     nvcc = shutil.which("nvcc")
     if nvcc:
         hide.append(f"mount --bind /dev/null {shlex.quote(nvcc)}")
+    env = {k: v for k, v in os.environ.items() if k not in ("CUDA_HOME", "CUDA_PATH", "CUDAToolkit_ROOT")}
+    result = subprocess.run(
+        ["unshare", "-m", "sh", "-c", " && ".join([*hide, script])],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
+    return result.stdout + result.stderr
+
+
+def build_without_toolkit(name: str, python: Path, targets: list[str]) -> str:
+    """Configures (and builds `targets`) with the toolkit hidden; the configure output."""
+    build = CACHE / f"build-{name}"
+    for stale in ["CMakeCache.txt", *targets]:  # each run configures and compiles afresh
+        (build / stale).unlink(missing_ok=True)
     configure = [
         "cmake", "-S", str(REPO), "-B", str(build), "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
         "-DSMPROF_BUILD_TESTS=OFF", "-DSMPROF_BUILD_BENCHMARKS=OFF", "-DSMPROF_INSTALL=OFF",
         f"-DPython3_EXECUTABLE={python}",
     ]  # fmt: skip
-    script = " && ".join([*hide, shlex.join(configure)])
+    script = shlex.join(configure)
     if targets:
         script += " && " + shlex.join(["ninja", "-C", str(build), "-j", "2", *targets])
-    env = {k: v for k, v in os.environ.items() if k not in ("CUDA_HOME", "CUDA_PATH", "CUDAToolkit_ROOT")}
-    result = subprocess.run(
-        ["unshare", "-m", "sh", "-c", script], env=env, capture_output=True, text=True, timeout=900
-    )
-    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
-    return result.stdout + result.stderr
+    return without_toolkit(script)
 
 
 def site_packages(python: Path) -> Path:
@@ -133,3 +146,16 @@ def test_the_cuda12_wheels_without_crt_are_refused_loudly() -> None:
     assert "CPU-ONLY BUILD: the CUDA collector is NOT built" in output, output
     assert "or crt/host_defines.h (SMPROF_CUDA_CRT_INCLUDE_DIR-NOTFOUND)" in output, output
     assert "nvidia-cuda-cupti-cu12, nvidia-cuda-runtime-cu12 and nvidia-cuda-nvcc-cu12" in output, output
+
+
+def test_an_isolated_source_build_next_to_a_cuda_pytorch_gets_the_collector(tmp_path: Path) -> None:
+    python = venv_with("cu12-torch", CUDA12_WHEELS[:2])  # a CUDA 12 PyTorch's cupti and runtime wheels
+    wheel = [
+        str(python), "-m", "pip", "wheel", "--no-deps", "-v", "-w", str(tmp_path), str(REPO),
+        "-C", "build.targets=help", "-C", "install.components=none",
+    ]  # fmt: skip
+    output = without_toolkit(shlex.join(wheel))
+    # pip's isolated environment (pip-build-env-*/overlay), not the venv's site-packages nor a toolkit.
+    line = next((x for x in output.splitlines() if "smprof: CUDA collector built with" in x), "")
+    assert "pip-build-env-" in line and "/nvidia/cu13/include" in line, output[-6000:]
+    assert str(site_packages(python)) not in line, line
