@@ -1,6 +1,7 @@
 #include "analysis/summary/gpu_metrics.h"
 
 #include <algorithm>
+#include <cctype>
 #include <string_view>
 
 #include "analysis/job/stream_order.h"
@@ -72,6 +73,14 @@ double Share(std::int64_t part, std::int64_t total) {
 // The runtime and driver calls that launch a CUDA graph (CUPTI's callback
 // names: cudaGraphLaunch_v10000, cudaGraphLaunch_ptsz_v10000, cuGraphLaunch,
 // cuGraphLaunch_ptsz).
+// A range named for a backward pass: smppy's `Backward` (TorchAutoSteps), or
+// the user's own (`Backward`, `backward_pass`, ...): launch_owner.h.
+bool IsBackwardName(std::string_view name) {
+  constexpr std::string_view kBackward = "backward";
+  return std::search(name.begin(), name.end(), kBackward.begin(), kBackward.end(),
+                     [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; }) != name.end();
+}
+
 bool IsGraphLaunch(std::string_view call) {
   return call.rfind("cudaGraphLaunch", 0) == 0 || call.rfind("cuGraphLaunch", 0) == 0;
 }
@@ -148,6 +157,7 @@ void GpuMetrics::AddAnnotationTime(AnnotationGpu* annotation, std::int64_t time_
 bool GpuMetrics::AddFrame(const TraceFileEntry& file, const internal::FrameRows& frame, WallSpan* span,
                           std::string* error) {
   for (const auto& device : frame.tables().devices()) stream_->device_info[device.id()] = device;
+  for (const auto& thread : frame.threads) stream_->thread_names[thread.tid] = std::string(thread.name);
   // Partners first: the API calls and annotation names this frame's GPU rows may join.
   if (!AddApiCalls(file, frame, span, error)) return false;
   const bool ok = AddFrameWork(file, frame, span, error);
@@ -168,9 +178,10 @@ bool GpuMetrics::AddApiCalls(const TraceFileEntry& file, const internal::FrameRo
     newest_ns_ = std::max(newest_ns_, call.start_ns);
     newest_call_ns = std::max(newest_call_ns, call.start_ns);
     if (call.correlation_id == 0) continue;
-    unattributed_.SetLaunch(call.correlation_id, call.start_ns);
+    unattributed_.SetLaunch(call.correlation_id, {call.start_ns, call.tid});
     FrameCall& added = frame_calls_.emplace_back();
     added.correlation_id = call.correlation_id;
+    added.tid = call.tid;
     added.call = TimeSpan{call.start_ns, call.dur_ns};
     added.graph_launch = IsGraphLaunch(call.name);
     TimeSpan kernel;
@@ -206,7 +217,7 @@ void GpuMetrics::ReleaseGraphWork() {
 void GpuMetrics::EndFrameCalls() {
   for (const FrameCall& call : frame_calls_) {
     if (call.graph_launch) graph_launches_.Put(call.correlation_id, call.call.start_ns, true);
-    if (!call.launch_taken) launch_of_.Put(call.correlation_id, call.call.start_ns, call.call.start_ns);
+    if (!call.launch_taken) launch_of_.Put(call.correlation_id, call.call.start_ns, {call.call.start_ns, call.tid});
     if (!call.kernel_joined) api_calls_.Put(call.correlation_id, call.call.start_ns, call.call);
   }
   frame_calls_.clear();
@@ -250,8 +261,10 @@ void GpuMetrics::AddRanges(const internal::FrameRows& frame) {
   frame_range_names_.assign(frame.strings.size(), nullptr);
   for (const auto& row : frame.annotations) {
     RangeName*& name = frame_range_names_[row.name_index];
-    if (name == nullptr) name = &*range_names_.try_emplace(std::string(row.name), nullptr).first;
-    ranges_.Add(row.start_ns, row.start_ns + row.dur_ns, row.depth, name);
+    if (name == nullptr) {
+      name = &*range_names_.try_emplace(std::string(row.name), RangeInfo{nullptr, IsBackwardName(row.name)}).first;
+    }
+    ranges_.Add(row.start_ns, row.start_ns + row.dur_ns, row.depth, row.tid, name->second.backward, name);
   }
   if (ranges_.size() <= options_.max_pending) return;
   // Bounded: the work waiting for inference is resolved with the ranges
@@ -260,13 +273,13 @@ void GpuMetrics::AddRanges(const internal::FrameRows& frame) {
   while (ranges_.size() > options_.max_pending) ranges_.PopFront();
 }
 
-std::int64_t GpuMetrics::LaunchOf(std::uint32_t id) {
+UnattributedWork::Launch GpuMetrics::LaunchOf(std::uint32_t id) {
   if (FrameCall* call = FrameCallOf(id)) {
-    if (call->launch_taken) return -1;
+    if (call->launch_taken) return {};
     call->launch_taken = true;
-    return call->call.start_ns;
+    return {call->call.start_ns, call->tid};
   }
-  std::int64_t launch = -1;
+  UnattributedWork::Launch launch;
   launch_of_.Take(id, &launch);
   return launch;
 }
@@ -278,15 +291,23 @@ void GpuMetrics::InferAttribution(std::size_t keep) {
     std::uint32_t id = 0;
     UnattributedWork::Unclaimed unclaimed;
     if (!unattributed_.TakeOldestUnclaimed(&id, &unclaimed)) continue;  // claimed through its external correlation
-    if (unclaimed.launch_ns < 0) continue;
+    if (unclaimed.launch.start_ns < 0) continue;
     const UnattributedWork::Work& work = unclaimed.work;
-    RangeName* const* open = ranges_.InnermostOpenAt(unclaimed.launch_ns);
-    if (open == nullptr) continue;
-    auto& [name, annotation] = **open;
-    if (annotation == nullptr) annotation = &annotations_[name];
+    const auto owner = ranges_.At(unclaimed.launch.start_ns);
+    if (owner.range == nullptr) continue;
+    auto& [name, info] = **owner.range;
+    if (info.annotation == nullptr) info.annotation = &annotations_[name];
+    AnnotationGpu* annotation = info.annotation;
     AddAnnotationTime(annotation, work.time_ns, work.activities);
     annotation->inferred_time_ns += work.time_ns;
     annotation->inferred_activities += work.activities;
+    InferredByThread& by_thread = stream_->inferred_by_thread[unclaimed.launch.tid];
+    by_thread.inferred.count += work.activities;
+    by_thread.inferred.time_ns += work.time_ns;
+    if (owner.ambiguous) {
+      by_thread.ambiguous.count += work.activities;
+      by_thread.ambiguous.time_ns += work.time_ns;
+    }
     // The same work must not also join later through a late external correlation.
     unattributed_.EndWaiting(id);
   }
@@ -376,6 +397,10 @@ void GpuMetrics::Attribute(std::uint32_t id, std::int64_t start_ns, const Unattr
 
 void GpuMetrics::EndStream(const WallSpan& stream_span) {
   InferAttribution(0);
+  for (auto& [tid, by_thread] : stream_->inferred_by_thread) {
+    const auto name = stream_->thread_names.find(tid);
+    if (name != stream_->thread_names.end()) by_thread.thread = name->second;
+  }
   for (auto& [id, device] : stream_->devices) {
     device.union_ns->Flush();
     device.span_ns = stream_span.length();
@@ -435,6 +460,13 @@ void GpuMetrics::Save(PartialEncoder& out) const {
       out.Uint(id);
       out.Message(info);
     }
+    out.Uint(s->inferred_by_thread.size());
+    for (const auto& [tid, by_thread] : s->inferred_by_thread) {
+      out.Uint(tid);
+      out.String(by_thread.thread);
+      SaveTotals(by_thread.inferred, out);
+      SaveTotals(by_thread.ambiguous, out);
+    }
   }
 }
 
@@ -483,6 +515,12 @@ void GpuMetrics::MergeFrom(PartialDecoder& in) {
     for (std::size_t infos = in.Count(); infos > 0; --infos) {
       const auto id = static_cast<std::uint32_t>(in.Uint());
       in.Message(&s->device_info[id]);
+    }
+    for (std::size_t threads = in.Count(); threads > 0; --threads) {
+      InferredByThread& by_thread = s->inferred_by_thread[static_cast<std::uint32_t>(in.Uint())];
+      by_thread.thread = in.String();
+      MergeTotals(in, &by_thread.inferred);
+      MergeTotals(in, &by_thread.ambiguous);
     }
     streams_.push_back(std::move(s));
   }
@@ -693,7 +731,24 @@ void GpuMetrics::WriteGpuFields(const std::string& reason, JsonWriter& out) cons
       .Field("inferred_time_ns", inferred_ns)
       .Field("unattributed_time_ns", unattributed_ns)
       .Field("unattributed_share", Share(unattributed_ns, work_ns))
-      .EndObject();
+      .Key("inferred_by_thread")
+      .BeginArray();
+  for (const auto& s : streams_) {
+    for (const auto& [tid, by_thread] : s->inferred_by_thread) {
+      out.BeginObject()
+          .Field("host", s->host)
+          .Field("rank", s->rank)
+          .Field("pid", s->pid)
+          .Field("tid", tid)
+          .Field("thread", by_thread.thread)
+          .Field("inferred_time_ns", by_thread.inferred.time_ns)
+          .Field("inferred_activities", by_thread.inferred.count)
+          .Field("ambiguous_time_ns", by_thread.ambiguous.time_ns)
+          .Field("ambiguous_activities", by_thread.ambiguous.count)
+          .EndObject();
+    }
+  }
+  out.EndArray().EndObject();
 }
 
 std::vector<std::string> GpuMetrics::Warnings() const {

@@ -4,8 +4,8 @@
 // precision shares, kernel time and launches, launch-to-start latency, and
 // GPU time per annotation, joined through external correlation ids or, for
 // work launched outside every annotation of its thread, inferred from the
-// innermost annotation open in the process at the launch (docs/ANALYSIS.md
-// has the definitions).
+// annotation open at the launch on the thread that owns the work
+// (launch_owner.h; docs/ANALYSIS.md has the definitions).
 //
 // A correlation id is trusted only where it can be: a kernel that starts
 // before its launch call is counted (its clock is off) and left out of the
@@ -36,7 +36,7 @@
 #include "analysis/job/job_reader.h"
 #include "analysis/job/summary_options.h"
 #include "analysis/summary/frame_id_index.h"
-#include "analysis/summary/open_range_search.h"
+#include "analysis/summary/launch_owner.h"
 #include "analysis/summary/stats_json.h"
 #include "analysis/summary/unattributed_work.h"
 #include "trace/frame_rows.h"
@@ -93,18 +93,32 @@ class GpuMetrics {
     std::int64_t gpu_time_ns = 0;
     std::uint64_t activities = 0;
     // Of which inferred: launched by a thread with no open annotation while
-    // this one was the innermost open in the process.
+    // this one owned the launch (launch_owner.h).
     std::int64_t inferred_time_ns = 0;
     std::uint64_t inferred_activities = 0;
   };
-  // An annotation name, and its entry in annotations_ once work is attributed to it.
-  using RangeName = std::pair<const std::string, AnnotationGpu*>;
+  // An annotation name: its entry in annotations_ once work is attributed
+  // to it, and whether it names a backward pass (launch_owner.h).
+  struct RangeInfo {
+    AnnotationGpu* annotation = nullptr;
+    bool backward = false;
+  };
+  using RangeName = std::pair<const std::string, RangeInfo>;
+  // Inferred work by the thread that launched it; ambiguous: several threads
+  // had ranges open and none alone was inside a backward range.
+  struct InferredByThread {
+    std::string thread;  // its name, "" if the trace has none
+    Totals inferred;
+    Totals ambiguous;
+  };
   struct Stream {
     std::string host;
     std::int32_t rank = 0;
     std::int64_t pid = 0;
     std::map<std::uint32_t, Device> devices;
     std::map<std::uint32_t, trace::GpuDevice> device_info;
+    std::map<std::uint32_t, InferredByThread> inferred_by_thread;
+    std::unordered_map<std::uint32_t, std::string> thread_names;  // from the frames' thread tables
   };
   struct TimeSpan {
     std::int64_t start_ns = 0;
@@ -142,6 +156,7 @@ class GpuMetrics {
   // look for it here first; what they leave enters the joins after the frame.
   struct FrameCall {
     std::uint32_t correlation_id = 0;
+    std::uint32_t tid = 0;
     TimeSpan call;
     bool kernel_joined = false;
     bool launch_taken = false;  // by LaunchOf
@@ -172,11 +187,11 @@ class GpuMetrics {
   void AddAnnotationTime(AnnotationGpu* annotation, std::int64_t time_ns, std::uint64_t activities);
   // The frame's annotations join ranges_; beyond max_pending the oldest are forgotten.
   void AddRanges(const internal::FrameRows& frame);
-  // The launch time of GPU work that becomes unclaimed: its frame's call, or one
-  // of an earlier frame; -1 if unknown.
-  std::int64_t LaunchOf(std::uint32_t id);
-  // Gives unclaimed work to the innermost range open at its launch, oldest
-  // first, until at most `keep` remain.
+  // The launch of GPU work that becomes unclaimed: its frame's call, or one
+  // of an earlier frame; start -1 if unknown.
+  UnattributedWork::Launch LaunchOf(std::uint32_t id);
+  // Gives unclaimed work to the range that owned its launch (launch_owner.h),
+  // oldest first, until at most `keep` remain.
   void InferAttribution(std::size_t keep);
 
   const SummaryOptions options_;
@@ -187,15 +202,15 @@ class GpuMetrics {
   PendingById<TimeSpan> api_calls_;
   PendingById<TimeSpan> kernels_waiting_for_api_;
   PendingById<AnnotationGpu*> annotation_of_;
-  UnattributedWork unattributed_;              // GPU work no annotation claimed yet
-  PendingById<std::int64_t> launch_of_;        // API call start by correlation id, for LaunchOf
-  PendingById<bool> graph_launches_;           // earlier frames' graph-launch calls, by correlation id
-  PendingById<GraphWork> graph_work_waiting_;  // graph work whose launch call is not seen yet
-  std::vector<FrameCall> frame_calls_;         // the frame's API calls with a correlation id
-  FrameIdIndex frame_call_index_;              // frame_calls_ by correlation id
-  OpenRanges<RangeName*> ranges_;              // the stream's annotations (names in range_names_), bounded
-  std::unordered_map<std::string, AnnotationGpu*> range_names_;  // the names ranges_ point to
-  std::vector<RangeName*> frame_range_names_;                    // by index in the frame's strings, for one frame
+  UnattributedWork unattributed_;                           // GPU work no annotation claimed yet
+  PendingById<UnattributedWork::Launch> launch_of_;         // API calls by correlation id, for LaunchOf
+  PendingById<bool> graph_launches_;                        // earlier frames' graph-launch calls, by correlation id
+  PendingById<GraphWork> graph_work_waiting_;               // graph work whose launch call is not seen yet
+  std::vector<FrameCall> frame_calls_;                      // the frame's API calls with a correlation id
+  FrameIdIndex frame_call_index_;                           // frame_calls_ by correlation id
+  LaunchOwner<RangeName*> ranges_;                          // the stream's annotations (names in range_names_), bounded
+  std::unordered_map<std::string, RangeInfo> range_names_;  // the names ranges_ point to
+  std::vector<RangeName*> frame_range_names_;               // by index in the frame's strings, for one frame
   std::uint64_t evicted_correlations_ = 0;
   std::int64_t newest_ns_ = 0;  // the stream's latest start so far: the joins' clock
 

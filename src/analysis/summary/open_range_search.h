@@ -52,6 +52,9 @@ class OpenRanges {
     }
   }
 
+  // The earliest arrival kept (size() > 0).
+  const Payload& front() const { return at(first_).payload; }
+
   // Forgets the earliest arrival kept (size() > 0).
   void PopFront() {
     if (size() > 1 && Earlier(at(first_ + 1), at(first_))) --out_of_order_;
@@ -97,7 +100,7 @@ class OpenRanges {
 
  private:
   static constexpr std::size_t kNone = SIZE_MAX;
-  static constexpr std::size_t kInitialSlots = 4096;
+  static constexpr std::size_t kInitialSlots = 64;  // one window per annotating thread (launch_owner.h)
 
   struct Range {
     std::int64_t start_ns;

@@ -25,8 +25,13 @@ class UnattributedWork {
     std::int64_t time_ns = 0;
     std::uint64_t activities = 0;
   };
+  // The API call that launched the work: when, and on which thread.
+  struct Launch {
+    std::int64_t start_ns = -1;  // -1 while the call is unknown
+    std::uint32_t tid = 0;
+  };
   struct Unclaimed {
-    std::int64_t launch_ns = -1;  // -1 while its API call is unknown
+    Launch launch;
     Work work;
   };
 
@@ -35,7 +40,7 @@ class UnattributedWork {
   // GPU work of `id` (one row, or the rows of a CUDA graph's launch held
   // back until their launch call was seen), the first starting at
   // `start_ns`: added to the id's waiting and unclaimed work. When its
-  // unclaimed work starts, `launch_of(id)` gives the launch time (-1 if
+  // unclaimed work starts, `launch_of(id)` gives its Launch (start -1 if
   // unknown); it must not use this map.
   template <typename LaunchOf>
   void Add(std::uint32_t id, std::int64_t start_ns, const Work& work, LaunchOf launch_of) {
@@ -62,10 +67,10 @@ class UnattributedWork {
     Evict();
   }
 
-  // The launch time of `id`'s unclaimed work, if it has any.
-  void SetLaunch(std::uint32_t id, std::int64_t launch_ns) {
+  // The launch of `id`'s unclaimed work, if it has any.
+  void SetLaunch(std::uint32_t id, const Launch& launch) {
     Entry* entry = entries_.Find(id);
-    if (entry != nullptr && entry->unclaimed) entry->unclaimed_work.launch_ns = launch_ns;
+    if (entry != nullptr && entry->unclaimed) entry->unclaimed_work.launch = launch;
   }
 
   // The external correlation of `id` arrived: its waiting work, and both roles end.

@@ -585,7 +585,7 @@ TEST(UnattributedWork, ClaimsInferenceAndEvictionEndTheRightRoles) {
   const auto launch_at = [&](std::int64_t launch_ns) {
     return [&launch_lookups, launch_ns](std::uint32_t) {
       ++launch_lookups;
-      return launch_ns;
+      return UnattributedWork::Launch{launch_ns, 0};
     };
   };
   work.Add(1, 0, {10, 1}, launch_at(5));
@@ -606,10 +606,10 @@ TEST(UnattributedWork, ClaimsInferenceAndEvictionEndTheRightRoles) {
   work.Add(4, 30, {1, 1}, launch_at(-1));  // three wait for a claim: the oldest (2) is evicted
   EXPECT_EQ(work.evicted(), 1u);
   EXPECT_FALSE(work.Claim(2, &claimed));
-  work.SetLaunch(2, 77);
+  work.SetLaunch(2, {77, 0});
   ASSERT_TRUE(work.TakeOldestUnclaimed(&id, &unclaimed));  // but still there for inference
   EXPECT_EQ(id, 2u);
-  EXPECT_EQ(unclaimed.launch_ns, 77);
+  EXPECT_EQ(unclaimed.launch.start_ns, 77);
   ASSERT_TRUE(work.TakeOldestUnclaimed(&id, &unclaimed));
   EXPECT_EQ(id, 3u);
   work.EndWaiting(3);  // inference attributed it
@@ -652,7 +652,7 @@ TEST(UnattributedWork, MatchesAPendingByIdAndAnUnclaimedMap) {
         const std::int64_t start = t - static_cast<std::int64_t>(random() % 100);
         const auto dur = static_cast<std::int64_t>(1 + random() % 9);
         const std::int64_t launch = random() % 3 == 0 ? -1 : start - 5;
-        merged.Add(id, start, {dur, 1}, [launch](std::uint32_t) { return launch; });
+        merged.Add(id, start, {dur, 1}, [launch](std::uint32_t) { return UnattributedWork::Launch{launch, 0}; });
         Waiting w{start, {}};
         waiting.Take(id, &w);
         w.work.time_ns += dur;
@@ -661,15 +661,15 @@ TEST(UnattributedWork, MatchesAPendingByIdAndAnUnclaimedMap) {
         bool added = false;
         Unclaimed& u = unclaimed.FindOrAdd(id, &added);
         if (added) {
-          u = Unclaimed{launch, {}};
+          u = Unclaimed{{launch, 0}, {}};
           unclaimed_order.push_back(id);
         }
         u.work.time_ns += dur;
         u.work.activities += 1;
       } else if (kind < 6) {  // its launch call
         const std::int64_t launch = t - static_cast<std::int64_t>(random() % 100);
-        merged.SetLaunch(id, launch);
-        if (Unclaimed* u = unclaimed.Find(id)) u->launch_ns = launch;
+        merged.SetLaunch(id, {launch, 0});
+        if (Unclaimed* u = unclaimed.Find(id)) u->launch.start_ns = launch;
       } else if (kind < 8) {  // its external correlation
         Work got;
         Waiting expected;
@@ -691,7 +691,7 @@ TEST(UnattributedWork, MatchesAPendingByIdAndAnUnclaimedMap) {
         EXPECT_EQ(got_id, oldest);
         ASSERT_EQ(taken, unclaimed.Take(oldest, &expected)) << "seed " << seed << " op " << op;
         if (taken) {
-          EXPECT_EQ(got.launch_ns, expected.launch_ns);
+          EXPECT_EQ(got.launch.start_ns, expected.launch.start_ns);
           EXPECT_EQ(got.work.time_ns, expected.work.time_ns);
           EXPECT_EQ(got.work.activities, expected.work.activities);
           if (kind == 9) {  // attributed

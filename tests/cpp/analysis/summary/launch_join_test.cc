@@ -4,7 +4,8 @@
 // through the bounded maps, so a frame of more launches than `max_pending`
 // loses none of them; across frames, in either order, the maps join them.
 // A kernel starting before its call is counted apart; CUDA-graph work joins
-// only through a graph launch's correlation id.
+// only through a graph launch's correlation id; with ranges open on several
+// threads, the thread inside a backward range owns the unclaimed work.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -20,13 +21,15 @@ namespace smprof::analysis {
 namespace {
 
 const std::map<NameId, std::string> kNames = {
-    {1, "train"}, {2, "gemm"}, {3, "cudaLaunchKernel"}, {4, "cudaGraphLaunch_v10000"}, {5, "replay"}};
+    {1, "train"},  {2, "gemm"},     {3, "cudaLaunchKernel"}, {4, "cudaGraphLaunch_v10000"},
+    {5, "replay"}, {6, "Backward"}, {7, "Prefetch"},         {8, "Forward"}};
 constexpr NameId kLaunchKernel = 3;
 constexpr NameId kGraphLaunch = 4;
 constexpr NameId kReplay = 5;
 constexpr std::int64_t kOrigin = 1'000'000'000;
 constexpr std::uint32_t kAnnotatingThread = 1;
 constexpr std::uint32_t kLaunchingThread = 2;  // no annotation of its own: attribution is inferred
+constexpr std::uint32_t kPrefetchThread = 3;
 
 // The launch call and the kernel of correlation id `id`, 100 us apart per id.
 internal::ApiCallRecord Launch(std::uint32_t id) {
@@ -44,12 +47,11 @@ internal::GpuActivityRecord Kernel(std::uint32_t id) {
   return kernel;
 }
 
-// A frame of `batch` and, in the first frame, the annotation "train" open over every launch.
-trace::Frame FrameOf(std::uint64_t sequence, internal::GpuBatch batch) {
+// A frame of `annotations` and `batch`.
+trace::Frame FrameWith(std::uint64_t sequence, std::vector<internal::AnnotationRecord> annotations,
+                       internal::GpuBatch batch) {
   internal::FrameBuilder builder([](NameId id) { return kNames.at(id); },
                                  [](std::uint32_t tid) { return "thread-" + std::to_string(tid); });
-  std::vector<internal::AnnotationRecord> annotations;
-  if (sequence == 0) annotations.push_back({kOrigin, 1'000'000'000, 1, kAnnotatingThread, 0, 0, 0});
   builder.Add(annotations.data(), annotations.size());
   trace::Frame frame;
   builder.Build(sequence, &frame);
@@ -57,6 +59,13 @@ trace::Frame FrameOf(std::uint64_t sequence, internal::GpuBatch batch) {
   encoder.Add(std::move(batch));
   encoder.Build(&builder.tables(), &frame);
   return frame;
+}
+
+// A frame of `batch` and, in the first frame, the annotation "train" open over every launch.
+trace::Frame FrameOf(std::uint64_t sequence, internal::GpuBatch batch) {
+  std::vector<internal::AnnotationRecord> annotations;
+  if (sequence == 0) annotations.push_back({kOrigin, 1'000'000'000, 1, kAnnotatingThread, 0, 0, 0});
+  return FrameWith(sequence, std::move(annotations), std::move(batch));
 }
 
 // A frame of the given launch calls and kernels.
@@ -197,6 +206,39 @@ TEST(LaunchJoin, GraphKernelsBeforeTheirLaunchCallWaitForIt) {
       << json;
   EXPECT_NE(json.find(R"("name":"replay","gpu_time_ns":100000,"activities":5,)"), std::string::npos) << json;
   EXPECT_EQ(json.find(R"("name":"train","gpu_time_ns")"), std::string::npos) << json;
+}
+
+// Launches 20-29 on the autograd thread while the training thread has
+// `training_range` open and another thread a later-started "Prefetch".
+std::string SummaryWithPrefetchDuring(NameId training_range) {
+  const std::vector<internal::AnnotationRecord> annotations = {
+      {kOrigin, 100'000'000, training_range, kAnnotatingThread, 0, 0, 0},
+      {kOrigin + 1'000'000, 98'000'000, 7, kPrefetchThread, 0, 0, 0}};
+  internal::GpuBatch batch;
+  for (const std::uint32_t id : Ids(20, 29)) {
+    batch.api_calls.push_back(Launch(id));
+    batch.activities.push_back(Kernel(id));
+  }
+  return Summary(SummaryOptions{}, {FrameWith(0, annotations, std::move(batch))});
+}
+
+TEST(LaunchJoin, TheThreadInsideBackwardOwnsTheAutogradWork) {
+  const std::string json = SummaryWithPrefetchDuring(6);
+  EXPECT_NE(json.find(R"("name":"Backward","gpu_time_ns":200000,"activities":10,"inferred_gpu_time_ns":200000,)"),
+            std::string::npos)
+      << json;
+  EXPECT_EQ(json.find(R"("name":"Prefetch","gpu_time_ns")"), std::string::npos) << json;
+  EXPECT_NE(json.find(R"("inferred_by_thread":[{"host":"node","rank":0,"pid":7,"tid":2,"thread":"thread-2",)"
+                      R"("inferred_time_ns":200000,"inferred_activities":10,"ambiguous_time_ns":0,)"
+                      R"("ambiguous_activities":0}])"),
+            std::string::npos)
+      << json;
+}
+
+TEST(LaunchJoin, WithoutABackwardRangeTheLatestOpenTakesItAndIsCountedAmbiguous) {
+  const std::string json = SummaryWithPrefetchDuring(8);
+  EXPECT_NE(json.find(R"("name":"Prefetch","gpu_time_ns":200000,"activities":10,)"), std::string::npos) << json;
+  EXPECT_NE(json.find(R"("ambiguous_time_ns":200000,"ambiguous_activities":10})"), std::string::npos) << json;
 }
 
 }  // namespace
