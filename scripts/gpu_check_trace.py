@@ -688,28 +688,42 @@ def backward_workload(directory: Path) -> dict[str, Any]:
     data, target = torch.randn(256, 512, device="cuda"), torch.randint(0, 10, (256,), device="cuda")
     torch.cuda.synchronize()
     start(directory, "train")  # after .cuda(): CUDA's context already exists
-    held, done, holder = threading.Event(), threading.Event(), {}
+    # Each step, a second thread opens 'other_thread' after 'Backward' began and ends it after
+    # backward(): the latest-started range open at the autograd launches is on the wrong thread.
+    opening, opened, closing, closed = (threading.Event() for _ in range(4))
+    holder: dict[str, int] = {}
 
-    def hold() -> None:  # opens before the loop, so each step's 'Backward' is the innermost
+    def hold() -> None:
         holder["tid"] = threading.get_native_id()
-        with smppy.annotate("other_thread"):
-            held.set()
-            done.wait(120)
+        for _ in range(TRAIN_STEPS):
+            if not opening.wait(120):
+                return
+            opening.clear()
+            with smppy.annotate("other_thread"):
+                opened.set()
+                closing.wait(120)
+                closing.clear()
+            closed.set()
 
     thread = threading.Thread(target=hold)
     thread.start()
-    held.wait(30)
     for _ in range(TRAIN_STEPS):
         with smppy.annotate("step"):
             optimizer.zero_grad()
             with smppy.annotate("Forward"):
                 loss = torch.nn.functional.cross_entropy(model(data), target)
             with smppy.annotate("Backward"):
+                opening.set()
+                opened.wait(30)
+                opened.clear()
                 loss.backward()
+                torch.cuda.synchronize()  # every autograd launch inside the other thread's range
+                closing.set()
+                closed.wait(30)
+                closed.clear()
             with smppy.annotate("Optimizer"):
                 optimizer.step()
     torch.cuda.synchronize()
-    done.set()
     thread.join(30)
     stop()
     return {"steps": TRAIN_STEPS, "main_tid": threading.get_native_id(), "holder_tid": holder["tid"]}
@@ -747,7 +761,9 @@ def backward_inferred(run: Run) -> tuple[bool, str]:
     )
 
 
-@check_row("backward", "the summary gives 'other_thread', open on an idle second thread, nothing")
+@check_row(
+    "backward", "the summary gives 'other_thread', opened on a second thread in each backward, nothing"
+)
 def backward_other(run: Run) -> tuple[bool, str]:
     t = run.trace("train")
     activities, _ = t.summary_activities("other_thread")
