@@ -396,6 +396,11 @@ MUTATIONS: list[tuple[str, Callable[[TraceSet], None], str | None]] = [
         ": no record unfinished|idle: 50 kernels",
     ),
     (
+        "a finished record CUPTI stamped 0",
+        generic_mutation(EVERY[5], lambda s: s.report.update(zero_timestamp_records=1)),
+        ": no record unfinished",
+    ),
+    (
         "an invalid record",
         generic_mutation(EVERY[5], lambda s: s.report.update(invalid_records=1)),
         ": no record unfinished|idle: 50 kernels",

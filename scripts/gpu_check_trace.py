@@ -199,8 +199,11 @@ def no_loss(t: Trace) -> tuple[bool, str]:
 
 
 def finished(t: Trace) -> tuple[bool, str]:
-    counts = t.reported("incomplete_records"), t.reported("invalid_records")
-    return counts == (0, 0), f"{counts[0]} incomplete (zero stamp), {counts[1]} invalid"
+    keys = ("incomplete_records", "zero_timestamp_records", "invalid_records")
+    counts = tuple(t.reported(key) for key in keys)
+    return counts == (0, 0, 0), (
+        f"{counts[0]} unfinished at stop, {counts[1]} finished but stamped 0 by CUPTI, {counts[2]} invalid"
+    )
 
 
 def one_clock(t: Trace) -> tuple[bool, str]:
@@ -243,7 +246,7 @@ GENERIC: dict[str, Callable[[Trace], tuple[bool, str]]] = {
     "timebase as documented for this CUPTI": timebase,
     "device metadata for every device with work": devices,
     "no GPU record lost": no_loss,
-    "no record unfinished or invalid at stop": finished,
+    "no record unfinished, zero-stamped or invalid": finished,
     "no record on another clock": one_clock,
     "kernels inside the session's time span": inside_session,
     "every kernel/copy/set joins its launch API row": linked,

@@ -108,6 +108,7 @@ py::dict FooterDict(const smprof::trace::Footer& f) {
   out["stop"] = Anchor(f.stop());
   out["annotations_written"] = f.annotations_written();
   out["annotations_dropped"] = f.annotations_dropped();
+  out["annotations_refused_open_limit"] = f.annotations_refused_open_limit();
   out["frames_written"] = f.frames_written();
   out["open_ranges_at_stop"] = f.open_ranges_at_stop();
   out["counter_samples_written"] = f.counter_samples_written();
@@ -122,6 +123,7 @@ py::dict FooterDict(const smprof::trace::Footer& f) {
   const auto& g = f.gpu_collection();
   py::dict gpu;
   gpu["incomplete_records"] = g.incomplete_records();
+  gpu["zero_timestamp_records"] = g.zero_timestamp_records();
   gpu["invalid_records"] = g.invalid_records();
   gpu["unknown_kind_records"] = g.unknown_kind_records();
   gpu["unreadable_buffers"] = g.unreadable_buffers();

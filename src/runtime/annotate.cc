@@ -22,6 +22,8 @@ namespace {
 
 constexpr int kSeqBits = 40;
 constexpr std::uint64_t kSeqMask = (std::uint64_t{1} << kSeqBits) - 1;
+// docs/API.md: a begin past it is refused (handle 0), warned of once and
+// counted (footer annotations_refused_open_limit).
 constexpr std::size_t kMaxOpenRangesPerThread = 4096;
 // Deeper than any stack of scopes: bounds the emptying of a thread's stack.
 constexpr int kMaxCorrelationPops = 1 << 16;
@@ -156,9 +158,10 @@ AnnotationHandle AnnotationBegin(NameId name) {
   if (thread == nullptr) return 0;
   internal::InnermostRange& slot = thread->innermost;
   if (slot.seq.load(std::memory_order_relaxed) != 0 && !internal::MoveInnermostToOpen(thread)) {
+    Recorder::Get().CountRefusedOpenRange();
     internal::WarnOnce("too-many-open",
                        "more than 4096 annotation ranges open on one thread; "
-                       "new ones are ignored until some are ended");
+                       "new ones are not recorded until some are ended (counted: annotations_refused_open_limit)");
     return 0;
   }
   const std::uint64_t seq = internal::NextSeq(thread);

@@ -125,6 +125,7 @@ void Recorder::ResetInChild() {
   sealed_.clear();
   pool_.ForgetInUse();
   dropped_.store(0, std::memory_order_relaxed);
+  refused_open_ranges_.store(0, std::memory_order_relaxed);
   wake_requested_ = false;
   t_thread_state = nullptr;
   t_exit_hook.state = nullptr;

@@ -134,6 +134,10 @@ class Recorder {
 
   // Events dropped since the last call.
   std::uint64_t TakeDropped() { return dropped_.exchange(0, std::memory_order_relaxed); }
+  // Ranges annotation_begin refused since the last call: their thread had
+  // kMaxOpenRangesPerThread open (annotate.cc).
+  void CountRefusedOpenRange() { refused_open_ranges_.fetch_add(1, std::memory_order_relaxed); }
+  std::uint64_t TakeRefusedOpenRanges() { return refused_open_ranges_.exchange(0, std::memory_order_relaxed); }
 
   // The state of the thread with registry slot `index`, or nullptr. The
   // returned pointer is only valid while `registry_mutex()` is held.
@@ -178,6 +182,7 @@ class Recorder {
 
   ChunkPool pool_;
   std::atomic<std::uint64_t> dropped_{0};
+  std::atomic<std::uint64_t> refused_open_ranges_{0};
   std::atomic<void (*)()> on_first_event_{nullptr};
 
   std::mutex registry_mutex_;

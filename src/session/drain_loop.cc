@@ -35,6 +35,7 @@ DrainResult CountsSince(const DrainResult& now, const DrainResult& then) {
   DrainResult d;
   d.written = now.written - then.written;
   d.dropped = now.dropped - then.dropped;
+  d.refused_open_ranges = now.refused_open_ranges - then.refused_open_ranges;
   d.frames = now.frames - then.frames;
   d.counter_samples = now.counter_samples - then.counter_samples;
   d.counter_samples_dropped = now.counter_samples_dropped - then.counter_samples_dropped;
@@ -79,6 +80,7 @@ void RunDrain(const DrainJob& job) {
     frame.set_gpu_dropped_total(result.gpu_records_dropped);
     EncodeCounters(samples, tracks, &frame);
     result.dropped += recorder.TakeDropped();
+    result.refused_open_ranges += recorder.TakeRefusedOpenRanges();
     frame.set_dropped_total(result.dropped);
     const auto ranges = static_cast<std::uint64_t>(frame.annotations().dur_ns_size());
     // A failed frame is lost and counted; every later frame tries again (in
@@ -153,6 +155,7 @@ void RunDrain(const DrainJob& job) {
     write_frame();
   } while (builder.size() + gpu.size() > 0);
   result.dropped += recorder.TakeDropped();
+  result.refused_open_ranges += recorder.TakeRefusedOpenRanges();
 }
 
 }  // namespace smprof::internal

@@ -80,6 +80,7 @@ Status RankFileSequence::CloseCurrent(const DrainResult& session_counts, std::ui
   footer.mutable_stop()->set_realtime_ns(clock.realtime_ns);
   footer.set_annotations_written(counts.written);
   footer.set_annotations_dropped(counts.dropped);
+  footer.set_annotations_refused_open_limit(counts.refused_open_ranges);
   footer.set_frames_written(counts.frames);
   footer.set_open_ranges_at_stop(open_ranges);
   footer.set_counter_samples_written(counts.counter_samples);

@@ -186,6 +186,7 @@ Status StartLocked(SessionState& s, const ResolvedConfig& config, const ClockPai
   ClearOpenRanges();
   ClearClockAlignments();
   recorder.TakeDropped();
+  recorder.TakeRefusedOpenRanges();
 
   static std::once_flag exit_hook;
   std::call_once(exit_hook, [] { std::atexit(StopAtExit); });
@@ -233,7 +234,8 @@ Status StopLocked(SessionState& s, const std::string& no_gpu_wait_reason) {
   const Status status = s.files->Finish(s.drained, CountOpenRanges(), s.gpu_totals.cupti_dropped);
 
   s.last_stats.annotations_written = s.drained.written;
-  s.last_stats.annotations_dropped = s.drained.dropped + s.drained.annotations_lost_to_write_errors;
+  s.last_stats.annotations_dropped =
+      s.drained.dropped + s.drained.annotations_lost_to_write_errors + s.drained.refused_open_ranges;
   s.last_stats.frames_written = s.drained.frames;
   s.last_stats.bytes_written = s.files->bytes_written();
   s.files.reset();
@@ -245,7 +247,7 @@ Status StopLocked(SessionState& s, const std::string& no_gpu_wait_reason) {
          std::to_string(s.gpu_totals.buffers_refused) + " buffer requests refused: CudaBufferMB=" +
          std::to_string(s.config.cuda_buffer_mb) + " was full); raise CudaBufferMB or lower FlushIntervalMs");
   }
-  WarnAboutGpuCollection(s.gpu_totals.losses);
+  WarnAboutGpuCollection(s.gpu_totals.losses, s.gpu_totals.timebase);
   if (s.drained.frames_lost_to_write_errors > 0) {
     Warn("lost " + std::to_string(s.drained.frames_lost_to_write_errors) + " frame(s) with " +
          std::to_string(s.drained.annotations_lost_to_write_errors) +

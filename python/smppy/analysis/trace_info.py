@@ -50,6 +50,7 @@ class TraceInfo:
     # Frames that could not be written (disk full, ...), their annotations, the last error (footer only)
     frames_lost_to_write_errors: int = 0
     annotations_lost_to_write_errors: int = 0
+    refused_open_limit: int = 0  # annotation_begin past 4096 open ranges on a thread (footer only)
     last_write_error: str = ""
 
     @property
@@ -139,6 +140,7 @@ class TraceInfo:
             "gpu_collection": self.gpu_collection,
             "frames_lost_to_write_errors": self.frames_lost_to_write_errors,
             "annotations_lost_to_write_errors": self.annotations_lost_to_write_errors,
+            "refused_open_limit": self.refused_open_limit,
             "last_write_error": self.last_write_error,
             "gpu_devices": self.gpu_devices,
             "cupti_version": h["cupti_version"],
@@ -184,6 +186,7 @@ def read_info(path: Path) -> TraceInfo:
         info.gpu_collection = info.footer["gpu_collection"]
         info.frames_lost_to_write_errors = info.footer["frames_lost_to_write_errors"]
         info.annotations_lost_to_write_errors = info.footer["annotations_lost_to_write_errors"]
+        info.refused_open_limit = info.footer["annotations_refused_open_limit"]
         info.last_write_error = info.footer["last_write_error"]
     return info
 
@@ -191,6 +194,7 @@ def read_info(path: Path) -> TraceInfo:
 # The footer's GpuCollectionReport counts, as smprof info words them.
 _GPU_COLLECTION_COUNTS = [
     ("incomplete_records", "unfinished at stop"),
+    ("zero_timestamp_records", "finished but stamped 0 by CUPTI"),
     ("invalid_records", "end before start"),
     ("foreign_timebase_records", "on another clock"),
     ("unknown_kind_records", "of kinds not decoded"),

@@ -43,6 +43,11 @@ def _print_info(infos: list[TraceInfo], top: int) -> None:
                 f"  lost to write errors: {info.frames_lost_to_write_errors} frame(s),"
                 f" {info.annotations_lost_to_write_errors} annotations (last: {info.last_write_error})"
             )
+        if info.refused_open_limit:
+            print(
+                f"  not recorded: {info.refused_open_limit} annotation_begin calls past 4096 ranges open"
+                " on one thread"
+            )
         print(f"  counters: {info.counter_samples} samples of {len(info.counters)} counters")
         for line in info.gpu_lines():
             print(line)

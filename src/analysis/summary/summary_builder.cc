@@ -16,6 +16,7 @@ namespace {
 // The footer's GpuCollectionReport counts, summed into `total`.
 void AddGpuCollection(const trace::GpuCollectionReport& r, trace::GpuCollectionReport* total) {
   total->set_incomplete_records(total->incomplete_records() + r.incomplete_records());
+  total->set_zero_timestamp_records(total->zero_timestamp_records() + r.zero_timestamp_records());
   total->set_invalid_records(total->invalid_records() + r.invalid_records());
   total->set_unknown_kind_records(total->unknown_kind_records() + r.unknown_kind_records());
   total->set_unreadable_buffers(total->unreadable_buffers() + r.unreadable_buffers());
@@ -101,6 +102,7 @@ void SummaryBuilder::EndFile(const FileReadResult& result) {
     AddGpuCollection(f.gpu_collection(), &footer_drops_.gpu_collection);
     if (!f.gpu_collection().foreign_client().empty()) ++processes_with_foreign_client_;
     footer_drops_.lost_to_write_errors += f.annotations_lost_to_write_errors();
+    footer_drops_.refused_open_limit += f.annotations_refused_open_limit();
   }
   process_->files.push_back({result.frames, result.has_footer && result.problem.empty(), result.problem});
   if (!result.problem.empty()) process_->read_warnings.push_back(ReadProblemWarning(result));
@@ -121,6 +123,7 @@ void SummaryBuilder::EndStream() {
   drops_.open_ranges += footer_drops_.open_ranges;
   AddGpuCollection(footer_drops_.gpu_collection, &drops_.gpu_collection);
   drops_.lost_to_write_errors += footer_drops_.lost_to_write_errors;
+  drops_.refused_open_limit += footer_drops_.refused_open_limit;
   process_ = nullptr;
   current_file_ = nullptr;
 }
@@ -152,6 +155,7 @@ void SummaryBuilder::Save(PartialEncoder& out) const {
   out.Uint(drops_.cupti);
   out.Message(drops_.gpu_collection);
   out.Uint(drops_.lost_to_write_errors);
+  out.Uint(drops_.refused_open_limit);
   out.Uint(processes_with_foreign_client_);
   annotations_.Save(out);
   gpu_.Save(out);
@@ -192,6 +196,7 @@ void SummaryBuilder::MergeFrom(PartialDecoder& in) {
   in.Message(&gpu_collection);
   AddGpuCollection(gpu_collection, &drops_.gpu_collection);
   drops_.lost_to_write_errors += in.Uint();
+  drops_.refused_open_limit += in.Uint();
   processes_with_foreign_client_ += in.Uint();
   annotations_.MergeFrom(in);
   gpu_.MergeFrom(in);
@@ -393,6 +398,7 @@ std::string SummaryBuilder::Write(const std::vector<std::string>& listing_warnin
       .Field("annotations_dropped", drops_.annotations)
       .Field("open_ranges_at_stop", drops_.open_ranges)
       .Field("annotations_lost_to_write_errors", drops_.lost_to_write_errors)
+      .Field("annotations_refused_open_limit", drops_.refused_open_limit)
       .Field("gpu_records_dropped", drops_.gpu)
       .Field("cupti_records_dropped", drops_.cupti)
       .Field("late_gpu_records", gpu_.late_records())
@@ -400,6 +406,7 @@ std::string SummaryBuilder::Write(const std::vector<std::string>& listing_warnin
       .Field("kernels_before_launch", gpu_.kernels_before_launch())
       .Field("graph_activities_unlinked", gpu_.graph_activities_unlinked())
       .Field("gpu_records_incomplete", drops_.gpu_collection.incomplete_records())
+      .Field("gpu_records_zero_timestamp", drops_.gpu_collection.zero_timestamp_records())
       .Field("gpu_records_invalid", drops_.gpu_collection.invalid_records())
       .Field("gpu_records_unknown_kind", drops_.gpu_collection.unknown_kind_records())
       .Field("gpu_buffers_unreadable", drops_.gpu_collection.unreadable_buffers())

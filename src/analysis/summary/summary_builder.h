@@ -75,6 +75,7 @@ class SummaryBuilder : public FrameVisitor {
     std::uint64_t cupti = 0;
     trace::GpuCollectionReport gpu_collection;  // counts summed; the strings are not kept
     std::uint64_t lost_to_write_errors = 0;     // annotations (footer only)
+    std::uint64_t refused_open_limit = 0;       // annotation_begin past 4096 open (footer only)
   };
 
   void WriteJob(JsonWriter& out, const WallSpan& job_span) const;

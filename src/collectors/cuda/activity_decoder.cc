@@ -147,6 +147,11 @@ ActivityDecoderStats ActivityDecoder::stats() const {
   return stats_;
 }
 
+void ActivityDecoder::ExpectUnfinishedWork() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  unfinished_work_expected_ = true;
+}
+
 void ActivityDecoder::Decode(std::uint8_t* buffer, std::size_t valid_size, GpuBatch* batch) {
   if (buffer == nullptr || valid_size == 0 || options_.next_record == nullptr) return;
   std::lock_guard<std::mutex> lock(mutex_);
@@ -172,7 +177,7 @@ void ActivityDecoder::Decode(std::uint8_t* buffer, std::size_t valid_size, GpuBa
 
 bool ActivityDecoder::ValidSpan(std::uint64_t start, std::uint64_t end) {
   if (start == 0 || end == 0) {
-    ++stats_.incomplete;
+    CountZeroStamp();
     return false;
   }
   if (end < start) {
@@ -181,6 +186,8 @@ bool ActivityDecoder::ValidSpan(std::uint64_t start, std::uint64_t end) {
   }
   return OnSessionClock(Time(start), EndTime(start, end));
 }
+
+void ActivityDecoder::CountZeroStamp() { ++(unfinished_work_expected_ ? stats_.incomplete : stats_.zero_timestamps); }
 
 bool ActivityDecoder::OnSessionClock(std::int64_t start_ns, std::int64_t end_ns) {
   if (options_.earliest_ns == 0) return true;
@@ -392,7 +399,7 @@ void ActivityDecoder::DecodeRecord(const CUpti_Activity* record, GpuBatch* batch
 void ActivityDecoder::DecodeMarker(const CUpti_ActivityMarker2* m, GpuBatch* batch) {
   const std::uint32_t tid = m->objectKind == CUPTI_ACTIVITY_OBJECT_THREAD ? m->objectId.pt.threadId : 0;
   if (m->timestamp == 0 || !OnSessionClock(Time(m->timestamp), Time(m->timestamp))) {
-    if (m->timestamp == 0) ++stats_.incomplete;
+    if (m->timestamp == 0) CountZeroStamp();
     if (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_END) open_markers_.erase(m->id);
     return;
   }

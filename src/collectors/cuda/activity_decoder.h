@@ -15,8 +15,12 @@
 // caches and the open NVTX ranges are shared state).
 //
 // Records that cannot be trusted are counted and dropped, never dereferenced
-// blindly: zero timestamps (work unfinished when the buffer was flushed), end
-// < start, timestamps on another clock, unknown kinds. A marker end whose
+// blindly: zero timestamps, end < start, timestamps on another clock, unknown
+// kinds. A zero stamp is work still running only in the forced flush of a
+// stop that did not wait for the GPU (the collector says so with
+// ExpectUnfinishedWork); cuptiActivityFlushAll(0) and CUPTI's own completed
+// buffers hand back finished records only, so anywhere else it is CUPTI's
+// defect (the timestamp callback of CUPTI 12.6 U2..13.0, cupti_collector.h). A marker end whose
 // start was never seen is dropped and counted; open markers are bounded.
 //
 // Every kernel, copy and set names its context and device: the decoder
@@ -70,8 +74,12 @@ struct ActivityDecoderStats {
   // Records read, by CUpti_ActivityKind (kinds past the array are counted
   // in records_by_kind's last slot).
   std::array<std::uint64_t, 64> records_by_kind{};
-  std::uint64_t unknown_kind = 0;        // read but not decoded (skipped)
-  std::uint64_t incomplete = 0;          // start or end 0 (unfinished): dropped
+  std::uint64_t unknown_kind = 0;  // read but not decoded (skipped)
+  // Start or end 0, dropped: work unfinished at a stop that did not wait
+  // for the GPU (incomplete), or a finished record CUPTI stamped 0
+  // (zero_timestamps).
+  std::uint64_t incomplete = 0;
+  std::uint64_t zero_timestamps = 0;
   std::uint64_t invalid_timestamps = 0;  // end < start: dropped
   // Outside [earliest_ns, now + future_slack_ns]: stamped by another clock
   // (another CUPTI client's timestamp callback, TSC ticks): dropped.
@@ -114,6 +122,10 @@ class ActivityDecoder {
 
   ActivityDecoderStats stats() const;
 
+  // From now on a zero stamp is work still running (the forced flush of a
+  // stop that did not wait for the GPU), not CUPTI's defect.
+  void ExpectUnfinishedWork();
+
  private:
   struct KernelName {
     std::string mangled;  // to detect a reused pointer
@@ -132,6 +144,7 @@ class ActivityDecoder {
   NameId ApiName(CUpti_CallbackDomain domain, std::uint32_t cbid);
   NameId Intern(const char* text);
   bool ValidSpan(std::uint64_t start, std::uint64_t end);
+  void CountZeroStamp();
   bool OnSessionClock(std::int64_t start_ns, std::int64_t end_ns);
   void LearnContext(std::uint32_t context, std::uint32_t device);
   std::int64_t Time(std::uint64_t cupti_ns) const {
@@ -145,6 +158,7 @@ class ActivityDecoder {
   const Options options_;
   mutable std::mutex mutex_;
   ActivityDecoderStats stats_;
+  bool unfinished_work_expected_ = false;
   std::unordered_map<const char*, KernelName> kernels_;
   std::unordered_map<std::uint64_t, NameId> api_names_;  // (domain << 32) | cbid
   std::unordered_map<std::uint32_t, OpenMarker> open_markers_;

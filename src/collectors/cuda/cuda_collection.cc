@@ -29,6 +29,7 @@ CuptiCollectorOptions OptionsFor(const ResolvedConfig& config) {
 GpuCollectionLosses LossesOf(const CuptiStopResult& r) {
   GpuCollectionLosses l;
   l.incomplete_records = r.decoder.incomplete;
+  l.zero_timestamp_records = r.decoder.zero_timestamps;
   l.invalid_records = r.decoder.invalid_timestamps;
   l.unknown_kind_records = r.decoder.unknown_kind;
   l.unreadable_buffers = r.decoder.unreadable_buffers;
@@ -90,6 +91,7 @@ CudaCollectionTotals StopCudaCollection(const std::string& no_wait_reason) {
   totals.cupti_dropped = stopped.cupti_dropped;
   totals.buffers_refused = stopped.buffers_refused;
   totals.losses = LossesOf(stopped);
+  totals.timebase = stopped.timebase;
   return totals;
 }
 

@@ -31,6 +31,7 @@ struct CudaCollectionStatus {
 // GpuCollectionReport, field for field).
 struct GpuCollectionLosses {
   std::uint64_t incomplete_records = 0;
+  std::uint64_t zero_timestamp_records = 0;
   std::uint64_t invalid_records = 0;
   std::uint64_t unknown_kind_records = 0;
   std::uint64_t unreadable_buffers = 0;
@@ -52,6 +53,7 @@ struct CudaCollectionTotals {
   std::uint64_t cupti_dropped = 0;    // records CUPTI reports lost
   std::uint64_t buffers_refused = 0;  // CUPTI buffer requests the full pool refused
   GpuCollectionLosses losses;
+  std::string timebase;  // the clock CUPTI stamped the session's records on
 };
 
 // The bound of a session's GpuRecordBuffer (records), from CudaBufferMB.

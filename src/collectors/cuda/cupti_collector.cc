@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdlib>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
@@ -17,6 +16,7 @@
 #include "collectors/cuda/context_sync.h"
 #include "collectors/cuda/cupti_clock.h"
 #include "collectors/cuda/graph_capture_tracker.h"
+#include "collectors/cuda/nvtx_injection.h"
 #include "runtime/annotation_correlation.h"
 #include "smprof/annotate.h"
 
@@ -84,7 +84,7 @@ struct Collector {
   bool timestamp_callback_tried = false;
   bool monotonic_timestamps = false;  // the callback was accepted
   std::string clock_note;             // why not, when not
-  std::string nvtx_value;             // what we set NVTX_INJECTION64_PATH to, "" if not ours
+  std::string timebase;               // CuptiStartResult::timebase
   CuptiCollectorOptions options;
   std::uint64_t refused_at_start = 0;
   std::uint64_t foreign_at_start = 0;
@@ -263,6 +263,11 @@ void SampleClock(Collector& c) {
   if (c.clock) c.clock->Sample();
 }
 
+void ExpectUnfinishedWork(Collector& c) {
+  std::shared_lock<std::shared_mutex> lock(c.connection);
+  if (c.decoder) c.decoder->ExpectUnfinishedWork();
+}
+
 ActivityBufferPool* CurrentPool(Collector& c) {
   std::lock_guard<std::mutex> lock(c.deliver);
   return c.pool;
@@ -272,25 +277,6 @@ std::uint64_t ReadCuptiDropped(const CuptiApi& api) {
   std::size_t dropped = 0;
   if (api.ActivityGetNumDroppedRecords(nullptr, 0, &dropped) != CUPTI_SUCCESS) return 0;
   return dropped;
-}
-
-// Lets NVTX (initialised lazily, at the application's first NVTX call) load
-// libcupti as its injection library. Set once per session, and only when
-// unset: an existing value is the user's, or another tool's.
-void InjectNvtx(Collector& c) {
-  if (c.api->cupti_path.empty() || std::getenv("NVTX_INJECTION64_PATH") != nullptr) return;
-  c.nvtx_value = c.api->cupti_path;
-  setenv("NVTX_INJECTION64_PATH", c.nvtx_value.c_str(), 0);
-}
-
-// Takes our value back out of the environment (at stop, and in a forked
-// child), so processes started later do not load libcupti; a value someone
-// else set since is theirs.
-void WithdrawNvtx(Collector& c) {
-  if (c.nvtx_value.empty()) return;
-  const char* value = std::getenv("NVTX_INJECTION64_PATH");
-  if (value != nullptr && c.nvtx_value == value) unsetenv("NVTX_INJECTION64_PATH");
-  c.nvtx_value.clear();
 }
 
 // Where CUPTI allows it (12.6+), the calls in kQuiet*Calls are not recorded,
@@ -402,10 +388,11 @@ CuptiStartResult StartCuptiCollection(const CuptiApi* api, const CuptiCollectorO
                 "nvidia-cuda-cupti wheel or the toolkit, or set EnableCuda=0";
   }
   TrackGraphCaptures(c);
-  r.timebase = c.monotonic_timestamps ? "cupti timestamp callback: CLOCK_MONOTONIC"
+  c.timebase = c.monotonic_timestamps ? "cupti timestamp callback: CLOCK_MONOTONIC"
                                       : "cupti default clock (CLOCK_REALTIME), converted to CLOCK_MONOTONIC by the "
                                         "nearest of pairs read every drain frame; " +
                                             c.clock_note;
+  r.timebase = c.timebase;
 
   auto fail = [&](const std::string& call, CUptiResult res) {
     r.reason = Explain(*api, call, res);
@@ -443,7 +430,7 @@ CuptiStartResult StartCuptiCollection(const CuptiApi* api, const CuptiCollectorO
   if (options.flush_period_ms > 0 && api->ActivityFlushPeriod != nullptr) {
     api->ActivityFlushPeriod(options.flush_period_ms);
   }
-  if (options.inject_nvtx) InjectNvtx(c);
+  if (options.inject_nvtx) InjectNvtxOncePerProcess(api->cupti_path);
   ReadCuptiDropped(*api);  // reading resets CUPTI's count: earlier losses are not this session's
   c.cupti_dropped.store(0, std::memory_order_relaxed);
   c.completed.store(0, std::memory_order_relaxed);
@@ -478,12 +465,14 @@ CuptiStopResult StopCuptiCollection(const std::string& no_wait_reason) {
   }
   DisableEnabled(c);
   SampleClock(c);
+  if (!result.synchronize_skipped.empty() || result.synchronize_timed_out || !result.synchronize_failure.empty()) {
+    ExpectUnfinishedWork(c);  // only this flush can hand back work still running
+  }
   c.api->ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);  // completes every buffer, partial ones too
   c.cupti_dropped.fetch_add(ReadCuptiDropped(*c.api), std::memory_order_relaxed);
   if (c.options.flush_period_ms > 0 && c.api->ActivityFlushPeriod != nullptr) c.api->ActivityFlushPeriod(0);
   c.api->Unsubscribe(c.subscriber);
   c.subscriber = nullptr;
-  WithdrawNvtx(c);
   ActivityBufferPool* pool = CurrentPool(c);
   result.buffers_refused = pool->refused() - c.refused_at_start;
   result.foreign_buffers = pool->foreign() - c.foreign_at_start;
@@ -496,6 +485,7 @@ CuptiStopResult StopCuptiCollection(const std::string& no_wait_reason) {
   result.cupti_dropped = c.cupti_dropped.load(std::memory_order_relaxed);
   result.buffers_completed = c.completed.load(std::memory_order_relaxed);
   result.foreign_client = ForeignClientEvidence(result);
+  result.timebase = c.timebase;
   c.active = false;
   return result;
 }
@@ -520,12 +510,12 @@ void AbandonCuptiCollectionInChild() {
   g_correlation_pop.store(nullptr, std::memory_order_relaxed);
   g_push.store(nullptr, std::memory_order_relaxed);
   g_pop.store(nullptr, std::memory_order_relaxed);
+  WithdrawNvtxInForkedChild();
   Collector* c = g_collector.load(std::memory_order_acquire);
   if (c == nullptr) return;  // CUPTI was never started: nothing to forget
   // Its locks may have been held by threads that do not exist here: only
   // plain fields are touched.
   if (c->initialised_pid != 0) c->abandoned = true;
-  WithdrawNvtx(*c);
   c->active = false;
   c->subscriber = nullptr;
   c->enabled.clear();

@@ -32,7 +32,8 @@ struct CuptiCollectorOptions {
   std::size_t buffer_bytes = std::size_t{4} << 20;  // one CUPTI activity buffer
   std::size_t max_buffers = 16;                     // the pool's cap
   // Set NVTX_INJECTION64_PATH to the loaded libcupti when it is unset, so
-  // NVTX ranges the application emits later reach CUPTI.
+  // NVTX ranges the application emits later reach CUPTI; at most once per
+  // process, never withdrawn (nvtx_injection.h).
   bool inject_nvtx = true;
   // cuptiActivityFlushPeriod: CUPTI's worker completes full buffers at least
   // this often, so a killed job keeps its GPU rows; 0 leaves CUPTI's default.
@@ -72,6 +73,7 @@ struct CuptiStopResult {
   // Why another CUPTI client is believed active in this process, "" when
   // nothing suggests one.
   std::string foreign_client;
+  std::string timebase;  // the clock the session's records were stamped on (CuptiStartResult::timebase)
 };
 
 // Starts collecting into `sink` through `api` (which outlives the process).

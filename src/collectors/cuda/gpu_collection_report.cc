@@ -10,6 +10,7 @@ namespace smprof::internal {
 trace::GpuCollectionReport GpuCollectionReportOf(const GpuCollectionLosses& l) {
   trace::GpuCollectionReport r;
   r.set_incomplete_records(l.incomplete_records);
+  r.set_zero_timestamp_records(l.zero_timestamp_records);
   r.set_invalid_records(l.invalid_records);
   r.set_unknown_kind_records(l.unknown_kind_records);
   r.set_unreadable_buffers(l.unreadable_buffers);
@@ -27,19 +28,27 @@ trace::GpuCollectionReport GpuCollectionReportOf(const GpuCollectionLosses& l) {
   return r;
 }
 
-void WarnAboutGpuCollection(const GpuCollectionLosses& l) {
+void WarnAboutGpuCollection(const GpuCollectionLosses& l, const std::string& timebase) {
   const std::uint64_t dropped = l.incomplete_records + l.invalid_records + l.unreadable_buffers + l.truncated_buffers +
                                 l.marker_overflow + l.marker_unmatched_end;
   if (dropped > 0) {
     std::ostringstream message;
     message << "dropped GPU records CUPTI delivered unusable: " << l.incomplete_records
-            << " unfinished at stop (start or end 0), " << l.invalid_records << " with end before start, "
-            << l.unreadable_buffers << " buffers cut at an unreadable record, " << l.truncated_buffers
-            << " truncated buffers, " << l.marker_overflow + l.marker_unmatched_end << " unpaired NVTX ranges";
+            << " unfinished at a stop that did not wait for the GPU (start or end 0), " << l.invalid_records
+            << " with end before start, " << l.unreadable_buffers << " buffers cut at an unreadable record, "
+            << l.truncated_buffers << " truncated buffers, " << l.marker_overflow + l.marker_unmatched_end
+            << " unpaired NVTX ranges";
     if (l.incomplete_records > 0 && l.contexts_synchronized == 0) {
       message << "; set CudaSyncAtStop=1 (or synchronize before stop_profiling) to keep unfinished work";
     }
     Warn(message.str());
+  }
+  if (l.zero_timestamp_records > 0) {
+    Warn(
+        std::to_string(l.zero_timestamp_records) +
+        " finished GPU records CUPTI delivered with a zero start or end timestamp were dropped (timebase: " + timebase +
+        "): a CUPTI defect, not unfinished work (CUPTI 12.6 Update 2 to 13.0 zero kernel stamps with a "
+        "timestamp callback; fixed in CUDA 13.1)");
   }
   if (l.foreign_timebase_records > 0) {
     Warn(std::to_string(l.foreign_timebase_records) +

@@ -11,6 +11,9 @@ from pathlib import Path
 import pytest
 import smppy
 from conftest import read_annotations, start_session
+from smppy import analysis
+from smppy.analysis.trace import find_trace_files
+from smppy.analysis.trace_info import read_info
 
 
 def stop() -> None:
@@ -234,3 +237,23 @@ def test_help_shows_docstrings() -> None:
     assert "context manager" in smppy.annotate.__doc__
     assert "handle" in smppy.annotation_begin.__doc__
     assert "start_profiling" in smppy.SMProfiler.__doc__
+
+
+def test_ranges_past_the_open_limit_are_counted_not_lost_silently(trace_dir: Path) -> None:
+    # 10,000 nested annotation_begin on one thread: those past 4,096 open are refused (handle 0),
+    # and the footer, info and the summary's drops count every one of them.
+    start_session(trace_dir)
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        handles = [smppy.annotation_begin(f"level{i}") for i in range(10_000)]
+    for handle in reversed(handles):
+        smppy.annotation_end(handle)
+    stop()
+    refused = handles.count(0)
+    kept = len(read_annotations(trace_dir))
+    assert 0 < refused < 10_000 and kept + refused == 10_000, (kept, refused)
+    [file] = find_trace_files(trace_dir)
+    info = read_info(file)
+    assert info.footer["annotations_refused_open_limit"] == info.refused_open_limit == refused
+    assert analysis.summarize(str(trace_dir))["drops"]["annotations_refused_open_limit"] == refused
+    assert smppy.SMProfiler.instance().last_session()["annotations_dropped"] == refused

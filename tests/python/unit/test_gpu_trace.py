@@ -334,6 +334,7 @@ def test_the_collectors_report_reaches_info_and_the_summary(tmp_path: Path) -> N
     footer.stop.monotonic_ns = 30_000
     report = footer.gpu_collection
     report.incomplete_records = 3
+    report.zero_timestamp_records = 5
     report.foreign_timebase_records = 2
     report.marker_unmatched_end = 1
     report.buffers_not_returned = 4
@@ -346,14 +347,17 @@ def test_the_collectors_report_reaches_info_and_the_summary(tmp_path: Path) -> N
     assert proc.returncode == 0, proc.stderr
     assert (
         "  gpu collection: waited for 1 contexts at stop; records dropped: 3 unfinished at stop,"
-        " 2 on another clock, 1 NVTX ends unpaired, 4 buffers never returned"
+        " 5 finished but stamped 0 by CUPTI, 2 on another clock, 1 NVTX ends unpaired,"
+        " 4 buffers never returned"
     ) in proc.stdout
     assert "  another CUDA profiler in the process: 4 CUPTI buffers never came back" in proc.stdout
     info = json.loads(smprof("info", str(path), "--json").stdout)[0]
     assert info["gpu_collection"]["incomplete_records"] == 3
+    assert info["gpu_collection"]["zero_timestamp_records"] == 5
     assert info["gpu_collection"]["synchronize_failure"] == ""
     drops = analysis.summarize(tmp_path)["drops"]
     assert drops["gpu_records_incomplete"] == 3
+    assert drops["gpu_records_zero_timestamp"] == 5
     assert drops["gpu_records_foreign_timebase"] == 2
     assert drops["gpu_markers_unpaired"] == 1
     assert drops["gpu_buffers_not_returned"] == 4

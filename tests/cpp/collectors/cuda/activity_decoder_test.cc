@@ -304,8 +304,26 @@ TEST_P(ActivityDecoderTest, ZeroAndBackwardTimestampsAreDroppedAndCounted) {
   EXPECT_EQ(batch.activities[0].correlation_id, 5u);
   EXPECT_TRUE(batch.api_calls.empty());
   EXPECT_TRUE(batch.markers.empty());
-  EXPECT_EQ(decoder_.stats().incomplete, 4u) << "a 0 start or end: work unfinished when flushed";
+  EXPECT_EQ(decoder_.stats().zero_timestamps, 4u) << "a 0 start or end in a buffer of finished records";
+  EXPECT_EQ(decoder_.stats().incomplete, 0u);
   EXPECT_EQ(decoder_.stats().invalid_timestamps, 1u) << "end before start";
+}
+
+// Only the forced flush of a stop that did not wait for the GPU can hand
+// back work still running; before it, a zero stamp is CUPTI's defect.
+TEST_P(ActivityDecoderTest, ZeroStampsAreUnfinishedWorkOnlyOnceTheCollectorExpectsIt) {
+  ActivityBuffer before;
+  before.Add(testing::Kernel("k", 100, 0, 0, 1, 1))
+      .Add(testing::Marker(CUPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS, 1, 0, 1, "m", nullptr));
+  Decode(before);
+  decoder_.ExpectUnfinishedWork();
+  ActivityBuffer after;
+  after.Add(testing::Kernel("k", 200, 0, 0, 1, 2))
+      .Add(testing::Kernel("k", 0, 0, 0, 1, 3))
+      .Add(testing::Marker(CUPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS, 2, 0, 1, "m", nullptr));
+  Decode(after);
+  EXPECT_EQ(decoder_.stats().zero_timestamps, 2u);
+  EXPECT_EQ(decoder_.stats().incomplete, 3u);
 }
 
 // A session started after PyTorch created its context gets no CONTEXT record:

@@ -11,14 +11,17 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "collectors/cuda/activity_buffer_pool.h"
 #include "collectors/cuda/activity_decoder.h"
 #include "collectors/cuda/graph_capture_tracker.h"
+#include "collectors/cuda/nvtx_injection.h"
 #include "runtime/annotation_correlation.h"
 #include "support/fake_cupti.h"
 
@@ -72,6 +75,19 @@ CUpti_ActivityAPI testing_api_record() {
 
 // Hands `buffer` to smprof's completion callback, as CUPTI would.
 void CompleteBufferToUs(std::uint8_t* buffer) { CuptiBufferCompleted(nullptr, 0, buffer, 0, 0); }
+
+// What CUPTI 12.6 Update 2 to 13.0 does with a timestamp callback: finished
+// kernels whose start is 0 (the end stays, so the fake's flushes and waits
+// treat them as finished).
+void ZeroKernelStarts(std::uint8_t* buffer, std::size_t valid_size) {
+  for (std::size_t offset = 0; offset + sizeof(CUpti_ActivityKernel10) <= valid_size;
+       offset += sizeof(CUpti_ActivityKernel10)) {
+    CUpti_ActivityKernel10 kernel;
+    std::memcpy(&kernel, buffer + offset, sizeof(kernel));
+    kernel.start = 0;
+    std::memcpy(buffer + offset, &kernel, sizeof(kernel));
+  }
+}
 
 bool Enabled(const std::vector<CUpti_ActivityKind>& kinds, CUpti_ActivityKind kind) {
   return std::find(kinds.begin(), kinds.end(), kind) != kinds.end();
@@ -490,6 +506,35 @@ TEST_F(CuptiCollectorTest, WithoutTheWaitUnfinishedRecordsAreCountedAtStop) {
   EXPECT_EQ(fake().context_synchronizations(), 0);
   EXPECT_EQ(Delivered(), 0u);
   EXPECT_EQ(stopped.decoder.incomplete, 5u);
+  EXPECT_EQ(stopped.decoder.zero_timestamps, 0u);
+}
+
+// CUPTI's completed buffers and the drain's unforced flush hold finished
+// records only; so does the stop's flush once the wait completed: a zero
+// stamp there is CUPTI's defect, not unfinished work.
+TEST_F(CuptiCollectorTest, ZeroStampsOfFinishedDeliveriesAreCuptiDefects) {
+  Start(FakeCuptiScript{});
+  ASSERT_TRUE(started_.active) << started_.reason;
+  std::size_t size = 0;
+  std::uint8_t* completed = fake().RequestBuffer(&size);
+  std::uint8_t* ticked = fake().RequestBuffer(&size);
+  std::uint8_t* at_stop = fake().RequestBuffer(&size);
+  ASSERT_NE(at_stop, nullptr);
+  std::size_t bytes = FakeCupti::WriteKernels(completed, size, 2, "zeroed");
+  ZeroKernelStarts(completed, bytes);
+  fake().CompleteBuffer(completed, bytes);
+  bytes = FakeCupti::WriteKernels(ticked, size, 3, "zeroed");
+  ZeroKernelStarts(ticked, bytes);
+  fake().HoldUntilFlush(ticked, bytes);
+  TickCuptiCollection();
+  bytes = FakeCupti::WriteKernels(at_stop, size, 4, "zeroed");
+  ZeroKernelStarts(at_stop, bytes);
+  fake().HoldUntilFlush(at_stop, bytes);
+  const CuptiStopResult stopped = StopCuptiCollection();
+  EXPECT_EQ(stopped.contexts_synchronized, 1u);
+  EXPECT_EQ(stopped.decoder.zero_timestamps, 9u);
+  EXPECT_EQ(stopped.decoder.incomplete, 0u);
+  EXPECT_EQ(Delivered(), 0u);
 }
 
 TEST_F(CuptiCollectorTest, TheExitStopNeverWaitsForTheGpu) {
@@ -519,8 +564,9 @@ TEST_F(CuptiCollectorTest, TheWaitRunsWithTheApiAndSynchronizationKindsOff) {
 }
 
 // A kernel that never ends (a collective whose peer died): stop goes on at
-// the deadline and says so; while that wait is still blocked in the driver a
-// later stop does not start another; once it returns, stops wait again.
+// the deadline and says so, the kernels still running counted as unfinished;
+// while that wait is still blocked in the driver a later stop does not start
+// another; once it returns, stops wait again.
 TEST_F(CuptiCollectorTest, StopGivesUpOnAWaitThatNeverEnds) {
   FakeCuptiScript stuck;
   stuck.synchronize_blocks = true;
@@ -528,7 +574,13 @@ TEST_F(CuptiCollectorTest, StopGivesUpOnAWaitThatNeverEnds) {
   options.sync_timeout_ms = 50;
   Start(stuck, options);
   ASSERT_TRUE(started_.active) << started_.reason;
+  std::size_t size = 0;
+  std::uint8_t* buffer = fake().RequestBuffer(&size);
+  ASSERT_NE(buffer, nullptr);
+  fake().HoldUntilFlush(buffer, FakeCupti::WriteKernels(buffer, size, 3, "running", /*finished=*/false));
   const CuptiStopResult stopped = StopCuptiCollection();
+  EXPECT_EQ(stopped.decoder.incomplete, 3u) << "the wait timed out: the zero stamps are work still running";
+  EXPECT_EQ(stopped.decoder.zero_timestamps, 0u);
   EXPECT_TRUE(fake().synchronize_blocked()) << "stop returned while the driver still waits";
   EXPECT_TRUE(stopped.synchronize_timed_out);
   EXPECT_NE(stopped.synchronize_failure.find("CudaSyncTimeoutMs"), std::string::npos) << stopped.synchronize_failure;
@@ -697,25 +749,78 @@ TEST_F(CuptiCollectorTest, CuptiOf13_0GaIsNamedInAWarningWithItsFile) {
   EXPECT_EQ(started_.warning, "");
 }
 
-TEST_F(CuptiCollectorTest, NvtxInjectionIsOursOnlyWhileCollectingAndNeverReachesAForkedChild) {
-  unsetenv("NVTX_INJECTION64_PATH");
-  Start(FakeCuptiScript{});
-  ASSERT_TRUE(started_.active) << started_.reason;
-  ASSERT_NE(std::getenv("NVTX_INJECTION64_PATH"), nullptr);
-  EXPECT_STREQ(std::getenv("NVTX_INJECTION64_PATH"), fake().api()->cupti_path.c_str());
-  const pid_t child = fork();
-  if (child == 0) _exit(std::getenv("NVTX_INJECTION64_PATH") == nullptr ? 0 : 1);
-  int status = 0;
-  ASSERT_EQ(waitpid(child, &status, 0), child);
-  EXPECT_EQ(WEXITSTATUS(status), 0) << "a forked child inherited NVTX_INJECTION64_PATH";
-  StopCuptiCollection();
-  EXPECT_EQ(std::getenv("NVTX_INJECTION64_PATH"), nullptr);
+// NVTX_INJECTION64_PATH is written at most once per process (nvtx_injection.h):
+// each test runs in a fresh process (a threadsafe death test re-executes
+// the binary), so its first start is that process's first, and exits with
+// what went wrong ("" when nothing did).
+[[noreturn]] void ExitWith(const std::string& failure) {
+  std::fputs(failure.c_str(), stderr);
+  std::fflush(stderr);
+  _exit(failure.empty() ? 0 : 1);
+}
 
-  setenv("NVTX_INJECTION64_PATH", "/users/own/injection.so", 1);
-  Start(FakeCuptiScript{});
-  StopCuptiCollection();
-  EXPECT_STREQ(std::getenv("NVTX_INJECTION64_PATH"), "/users/own/injection.so");
-  unsetenv("NVTX_INJECTION64_PATH");
+std::string NvtxValue() {
+  const char* value = std::getenv("NVTX_INJECTION64_PATH");
+  return value != nullptr ? value : "(unset)";
+}
+
+TEST_F(CuptiCollectorTest, NvtxInjectionIsWrittenOncePerProcessAndStaysAfterStop) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        unsetenv("NVTX_INJECTION64_PATH");
+        for (int session = 0; session < 3; ++session) {
+          Start(FakeCuptiScript{});
+          if (!started_.active) ExitWith("not started: " + started_.reason);
+          if (NvtxValue() != fake().api()->cupti_path) ExitWith("while collecting: " + NvtxValue());
+          StopCuptiCollection();
+          if (NvtxValue() != fake().api()->cupti_path) ExitWith("withdrawn at stop: " + NvtxValue());
+        }
+        ExitWith(NvtxEnvironmentWrites() == 1
+                     ? ""
+                     : "three sessions wrote the environment " + std::to_string(NvtxEnvironmentWrites()) + " times");
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+
+TEST_F(CuptiCollectorTest, NvtxInjectionNeverOverwritesAUsersValueNorDecidesTwice) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        setenv("NVTX_INJECTION64_PATH", "/users/own/injection.so", 1);
+        for (int session = 0; session < 2; ++session) {
+          Start(FakeCuptiScript{});
+          if (!started_.active) ExitWith("not started: " + started_.reason);
+          StopCuptiCollection();
+          if (NvtxValue() != "/users/own/injection.so") ExitWith("the user's value became " + NvtxValue());
+        }
+        unsetenv("NVTX_INJECTION64_PATH");  // other threads may run now: the first start decided
+        Start(FakeCuptiScript{});
+        StopCuptiCollection();
+        if (NvtxValue() != "(unset)") ExitWith("a later start set " + NvtxValue());
+        ExitWith(NvtxEnvironmentWrites() == 0 ? "" : "the environment was written");
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+
+// The child of a process that used CUPTI never collects: ours is taken out
+// in the fork handler, where the child has one thread.
+TEST_F(CuptiCollectorTest, AForkedChildDoesNotInheritOurNvtxInjection) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        unsetenv("NVTX_INJECTION64_PATH");
+        Start(FakeCuptiScript{});
+        if (!started_.active) ExitWith("not started: " + started_.reason);
+        StopCuptiCollection();
+        const pid_t child = fork();
+        if (child == 0) _exit(NvtxValue() == "(unset)" ? 0 : 1);
+        int status = 0;
+        if (waitpid(child, &status, 0) != child || !WIFEXITED(status)) ExitWith("the child did not exit");
+        if (WEXITSTATUS(status) != 0) ExitWith("a forked child inherited NVTX_INJECTION64_PATH");
+        ExitWith(NvtxValue() == fake().api()->cupti_path ? "" : "the parent lost it: " + NvtxValue());
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 TEST(ActivityBufferPool, RejectsBuffersItDidNotLendAndLendsZeroedOnes) {
