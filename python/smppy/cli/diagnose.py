@@ -10,6 +10,7 @@ from typing import Any
 
 from smppy import analysis
 from smppy.analysis._inputs import require_readable, summary_input
+from smppy.analysis.warning_groups import grouped_warnings
 from smppy.cli import options
 from smppy.cli.terminal_text import print_findings
 from smppy.diagnose import diagnose
@@ -25,7 +26,7 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
         print()
     else:
         print_findings(findings)
-        for w in summary["warnings"]:
+        for w in grouped_warnings(summary["warnings"]):
             print(f"warning: {w}")
     return 0
 

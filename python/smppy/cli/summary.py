@@ -11,6 +11,7 @@ from typing import Any
 from smppy import analysis
 from smppy.analysis import input_pipeline_wait
 from smppy.analysis._inputs import require_readable, summary_input
+from smppy.analysis.warning_groups import grouped_warnings
 from smppy.cli import options
 from smppy.cli.terminal_text import ms, print_findings, short, table
 from smppy.diagnose import diagnose
@@ -118,7 +119,7 @@ def print_summary(s: dict[str, Any], top: int) -> None:
 
     drops = {k: v for k, v in s["drops"].items() if v}
     print("\ndrops: " + (", ".join(f"{k} {v}" for k, v in drops.items()) if drops else "none"))
-    for w in s["warnings"]:
+    for w in grouped_warnings(s["warnings"]):
         print(f"warning: {w}")
 
 

@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 from smppy import analysis
 from smppy.analysis._inputs import require_readable, summary_input
+from smppy.analysis.warning_groups import grouped_warnings
 from smppy.diagnose import diagnose
 from smppy.report.html_document import plotly_bundle, render_html, write_page
 
@@ -67,4 +68,5 @@ def _title(summary: dict[str, Any]) -> str:
 def _payload(summary: dict[str, Any], top_k: int) -> dict[str, Any]:
     written = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     findings = [f.to_json() for f in diagnose(summary)]
-    return {"summary": summary, "findings": findings, "report": {"top_k": top_k, "written": written}}
+    report = {"top_k": top_k, "written": written, "warnings": grouped_warnings(summary["warnings"])}
+    return {"summary": summary, "findings": findings, "report": report}

@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 import synthetic_trace as st
 from conftest import EXAMPLE_STEPS, REPO, run_python
+from driverless_job import GROUPED, NO_DRIVER, write_driverless_job
 from smppy import analysis
 from smppy.diagnose import diagnose
 from smppy.report import build_report, write_report
@@ -300,6 +301,15 @@ def panel_states(driver: Any) -> dict[str, str]:
 def gpu_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     directory = tmp_path_factory.mktemp("gpu-report")
     return write_report(str(write_job(directory / "traces", with_gpu=True)), directory / "report.html")
+
+
+def test_the_warning_box_says_each_warning_once(browser: Any, tmp_path: Path) -> None:
+    report = write_report(str(write_driverless_job(tmp_path / "traces")), tmp_path / "report.html")
+    open_report(browser, report)
+    items = browser.execute_script(
+        "return [...document.querySelectorAll('#banner li')].map(li => li.textContent)"
+    )
+    assert [i for i in items if NO_DRIVER in i] == [GROUPED], items
 
 
 def test_every_panel_draws_offline_without_console_errors(browser: Any, gpu_report: Path) -> None:

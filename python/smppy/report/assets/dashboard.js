@@ -99,14 +99,15 @@
   function drawBanner() {
     const banner = document.getElementById("banner");
     const drops = Object.entries(summary.drops).filter((kv) => kv[1] > 0);
-    if (!summary.warnings.length && !drops.length) return;
+    const warnings = payload.report.warnings;  // each distinct warning once (warning_groups.py)
+    if (!warnings.length && !drops.length) return;
     banner.hidden = false;
     append(banner, el("strong", "", "Warnings"));
     const list = el("ul");
     for (const [name, count] of drops) {
       append(list, el("li", "drop", count + " " + name.replace(/_/g, " ")));
     }
-    for (const warning of summary.warnings) append(list, el("li", "warning", warning));
+    for (const warning of warnings) append(list, el("li", "warning", warning));
     append(banner, list);
   }
 
