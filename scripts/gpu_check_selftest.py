@@ -24,6 +24,7 @@ from gpu_check_trace import (
     GRAPH_KERNELS,
     GRAPH_REPLAYS,
     LAUNCHES,
+    NO_CONTEXT,
     QUEUED,
     SCENARIOS,
     SMPROF_EXTERNAL_KIND,
@@ -197,7 +198,7 @@ def good_set() -> TraceSet:
         "graphs": graphs,
         "queued": {"queued": phases(("queued",) * (QUEUED // LAUNCHES))},
         "backward": {"train": good_backward()},
-        "cuinit": {"cuinit": Synthetic()},
+        "cuinit": {"cuinit": phases((), contexts_synchronized=0, synchronize_skipped=f"{NO_CONTEXT} (...)")},
         "kineto_before": {"session": phases(("after_profiler",))},
         "kineto_during": {"session": phases(("before_profiler", "inside_profiler", "after_profiler"))},
         "kineto_inside": {"session": inactive},
@@ -532,6 +533,11 @@ MUTATIONS: list[tuple[str, Callable[[TraceSet], None], str | None]] = [
         "backward: the summary gives 'other_thread'",
     ),
     ("smprof initialised CUDA", setting(truth_of("cuinit"), "during", 0), "cuinit: smprof initialised"),
+    (
+        "kinds enabled before any context",
+        setting(report_of("cuinit"), "synchronize_skipped", ""),
+        "cuinit: the footer says the application",
+    ),
     (
         "CUDA_VISIBLE_DEVICES ignored",
         setting(truth_of("cuinit"), "torch_devices_with_none_visible", 1),

@@ -43,6 +43,9 @@ SMPROF_EXTERNAL_KIND = 5  # CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2 (docs/GPU.md
 CUDA_ERROR_NOT_INITIALIZED = 3
 # The collector's texts (src/collectors/cuda/cupti_collector.cc).
 SUBSCRIBER_SLOT = "another profiler holds CUPTI's only subscriber slot"
+# How the footer's synchronize_skipped begins when the application created no CUDA context
+# (src/collectors/cuda/cupti_collector.h, kNoContextYet).
+NO_CONTEXT = "the application created no CUDA context"
 CALLBACK_TIMEBASE = "cupti timestamp callback: CLOCK_MONOTONIC"
 CONVERTED_TIMEBASE = (
     "cupti default clock (CLOCK_REALTIME), converted to CLOCK_MONOTONIC by the nearest of pairs read every "
@@ -804,6 +807,13 @@ def cuinit_workload(directory: Path) -> dict[str, Any]:
 def cuinit_status(run: Run) -> tuple[bool, str]:
     statuses = [run.fact(k) for k in ("before", "during", "after")]
     return statuses == [CUDA_ERROR_NOT_INITIALIZED] * 3, f"before, during, after: {statuses}"
+
+
+@check_row("cuinit", "the footer says the application created no CUDA context, so nothing was enabled")
+def cuinit_footer(run: Run) -> tuple[bool, str]:
+    t = run.trace("cuinit")
+    skipped = t.reported("synchronize_skipped")
+    return skipped.startswith(NO_CONTEXT), f"synchronize_skipped: {skipped!r}"
 
 
 @check_row("cuinit", "CUDA_VISIBLE_DEVICES set after the session still applies (torch sees 0 devices)")

@@ -9,6 +9,8 @@
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
+#include <system_error>
+#include <thread>
 #include <vector>
 
 #include "collectors/cuda/activity_buffer_pool.h"
@@ -18,6 +20,7 @@
 #include "collectors/cuda/graph_capture_tracker.h"
 #include "collectors/cuda/nvtx_injection.h"
 #include "runtime/annotation_correlation.h"
+#include "runtime/warnings.h"
 #include "smprof/annotate.h"
 
 namespace smprof::internal {
@@ -78,9 +81,17 @@ struct Collector {
   const CuptiApi* api = nullptr;
   CUpti_SubscriberHandle subscriber = nullptr;
   std::vector<CUpti_ActivityKind> enabled;
-  bool active = false;
-  bool abandoned = false;     // this is a forked child of a process that used CUPTI
-  pid_t initialised_pid = 0;  // the process that first subscribed
+  bool active = false;     // subscribed, from a successful Start to its Stop
+  bool activated = false;  // the kinds are enabled; under `tick` while active
+  // Started before the application initialised CUDA: the kinds wait for its
+  // first context (ActivateAtFirstContext), then go to this sink (nullptr
+  // once that failed: not tried again).
+  GpuRecordBuffer* waiting_sink = nullptr;
+  std::uint32_t cupti_version = 0;
+  std::atomic<bool> context_seen{false};  // the application created a context since Start
+  std::atomic<bool> stopping{false};      // a Stop waits for `tick`: the first context no longer activates
+  bool abandoned = false;                 // this is a forked child of a process that used CUPTI
+  pid_t initialised_pid = 0;              // the process that first subscribed
   bool timestamp_callback_tried = false;
   bool monotonic_timestamps = false;  // the callback was accepted
   std::string clock_note;             // why not, when not
@@ -143,11 +154,29 @@ bool PopAnnotation() {
 // conversion alike.
 std::uint64_t CUPTIAPI MonotonicTimestamp() { return static_cast<std::uint64_t>(NowNs()); }
 
-// The subscriber's callback: only stream capture begin and end are enabled.
-void CUPTIAPI ApiCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
-  if (Collector* c = g_collector.load(std::memory_order_acquire)) {
-    c->captures.OnApiCallback(domain, cbid, static_cast<const CUpti_CallbackData*>(data));
+void ActivateAtFirstContext(Collector& c);
+
+// The application's first CUDA context since Start: the kinds are enabled
+// on a thread of their own, not inside the driver's context creation (no
+// CUPTI call from within that callback), or else at the drain's next tick.
+void OnContextCreated(Collector& c) {
+  if (c.context_seen.exchange(true, std::memory_order_acq_rel)) return;
+  try {
+    std::thread([&c] { ActivateAtFirstContext(c); }).detach();
+  } catch (const std::system_error&) {  // no thread to be had: TickCuptiCollection does it
   }
+}
+
+// The subscriber's callback: stream capture begin and end, and, while the
+// kinds wait for the application's first CUDA context, its creation.
+void CUPTIAPI ApiCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
+  Collector* c = g_collector.load(std::memory_order_acquire);
+  if (c == nullptr) return;
+  if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+    if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) OnContextCreated(*c);
+    return;
+  }
+  c->captures.OnApiCallback(domain, cbid, static_cast<const CUpti_CallbackData*>(data));
 }
 
 // Kinds whose records the stop's own wait would add (cuCtxSynchronize and
@@ -328,6 +357,102 @@ bool CuptiTimestampCallbackIsSafe(std::uint32_t version) {
   return version < kFirstCuptiWithTimestampCallbackBug || version >= kFirstCuptiWithTimestampCallbackFix;
 }
 
+namespace {
+
+// Connects the sink and enables the activity kinds: at Start, or at the
+// application's first CUDA context. False (r->reason) when CUPTI refuses a
+// required step; the subscription stays to the caller.
+bool Activate(Collector& c, GpuRecordBuffer* sink, CuptiStartResult* r) {
+  const CuptiApi* api = c.api;
+  auto fail = [&](const std::string& call, CUptiResult res) {
+    r->reason = Explain(*api, call, res);
+    DisableEnabled(c);
+    Disconnect(c);
+    return false;
+  };
+  Connect(c, c.options, sink, c.cupti_version, NowNs());
+  // CUPTI's default thread id is pthread_self(); the kernel's thread id is
+  // what annotations, perf and /proc use, so API and marker rows join them.
+  if (CUptiResult res = api->SetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM); res != CUPTI_SUCCESS) {
+    return fail("cuptiSetThreadIdType(SYSTEM)", res);
+  }
+  AnnounceZeroedBuffers(*api);
+  if (CUptiResult res = api->ActivityRegisterCallbacks(CuptiBufferRequested, CuptiBufferCompleted);
+      res != CUPTI_SUCCESS) {
+    return fail("cuptiActivityRegisterCallbacks", res);
+  }
+  for (const ActivityKindName& k : kRequiredKinds) {
+    if (CUptiResult res = api->ActivityEnable(k.kind); res != CUPTI_SUCCESS) {
+      return fail("cuptiActivityEnable(" + std::string(k.name) + ")", res);
+    }
+    c.enabled.push_back(k.kind);
+  }
+  QuietNoisyCalls(*api);
+  for (const ActivityKindName& k : kOptionalKinds) {
+    if (CUptiResult res = EnableKind(*api, k.kind); res != CUPTI_SUCCESS) {
+      r->missing_kinds +=
+          (r->missing_kinds.empty() ? "" : ", ") + std::string(k.name) + ": " + CuptiErrorText(*api, res);
+      continue;
+    }
+    c.enabled.push_back(k.kind);
+  }
+  if (c.options.flush_period_ms > 0 && api->ActivityFlushPeriod != nullptr) {
+    api->ActivityFlushPeriod(c.options.flush_period_ms);
+  }
+  if (c.options.inject_nvtx) InjectNvtxOncePerProcess(api->cupti_path);
+  ReadCuptiDropped(*api);  // reading resets CUPTI's count: earlier losses are not this session's
+  c.cupti_dropped.store(0, std::memory_order_relaxed);
+  c.completed.store(0, std::memory_order_relaxed);
+
+  g_push.store(api->ActivityPushExternalCorrelationId, std::memory_order_relaxed);
+  g_pop.store(api->ActivityPopExternalCorrelationId, std::memory_order_relaxed);
+  g_correlation_pop.store(PopAnnotation, std::memory_order_release);  // before push: what is pushed can pop
+  g_correlation_push.store(PushAnnotation, std::memory_order_release);
+  c.activated = true;
+  return true;
+}
+
+bool DriverNotInitialised(const CuptiApi& api) {
+  int devices = 0;
+  return api.DeviceGetCount != nullptr && api.DeviceGetCount(&devices) == CUDA_ERROR_NOT_INITIALIZED;
+}
+
+// The resource callback for the application's first context; false where
+// CUPTI refuses it (then the kinds are enabled at once).
+bool WaitForFirstContext(Collector& c) {
+  return c.api->EnableCallback != nullptr &&
+         c.api->EnableCallback(1, c.subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED) ==
+             CUPTI_SUCCESS;
+}
+
+// With `tick` held: enables the kinds for the waiting session, once.
+void ActivateWaiting(Collector& c) {
+  if (!c.active || c.activated || c.waiting_sink == nullptr) return;
+  CuptiStartResult r;
+  if (!Activate(c, c.waiting_sink, &r)) {
+    c.waiting_sink = nullptr;
+    Warn("GPU activity is not collected: at the application's first CUDA context, " + r.reason);
+  } else if (!r.missing_kinds.empty()) {
+    WarnOnce("cuda-kinds", "CUPTI refused some activity kinds; they are not recorded: " + r.missing_kinds);
+  }
+}
+
+// After the application's first context (OnContextCreated's thread), or at
+// Start when a context appeared meanwhile. A stop under way wins: it holds
+// `tick` while it unsubscribes, and this gives up instead of waiting.
+void ActivateAtFirstContext(Collector& c) {
+  while (!c.stopping.load(std::memory_order_acquire)) {
+    std::unique_lock<std::mutex> tick(c.tick, std::try_to_lock);
+    if (tick.owns_lock()) {
+      ActivateWaiting(c);
+      return;
+    }
+    std::this_thread::yield();  // the drain's tick, for a moment
+  }
+}
+
+}  // namespace
+
 CuptiStartResult StartCuptiCollection(const CuptiApi* api, const CuptiCollectorOptions& options,
                                       GpuRecordBuffer* sink) {
   Collector& c = State();
@@ -342,6 +467,8 @@ CuptiStartResult StartCuptiCollection(const CuptiApi* api, const CuptiCollectorO
     r.reason = "GPU collection is already active in this process";
     return r;
   }
+  c.stopping.store(false, std::memory_order_release);
+  c.context_seen.store(false, std::memory_order_release);
   if (CUptiResult res = api->GetVersion(&r.cupti_version); res != CUPTI_SUCCESS) {
     r.reason = Explain(*api, "cuptiGetVersion", res);
     return r;
@@ -394,51 +521,27 @@ CuptiStartResult StartCuptiCollection(const CuptiApi* api, const CuptiCollectorO
                                             c.clock_note;
   r.timebase = c.timebase;
 
-  auto fail = [&](const std::string& call, CUptiResult res) {
-    r.reason = Explain(*api, call, res);
-    DisableEnabled(c);
-    Disconnect(c);
+  c.cupti_version = r.cupti_version;
+  // smprof must not be the one to initialise CUDA (a CUDA_VISIBLE_DEVICES the
+  // script sets afterwards, fork-based workers): before the application's
+  // first context nothing is enabled (enabling kinds may initialise the
+  // driver) and nothing pushed.
+  if (DriverNotInitialised(*api) && WaitForFirstContext(c)) {
+    c.waiting_sink = sink;
+    {
+      std::lock_guard<std::mutex> lock(c.tick);
+      c.active = true;
+    }
+    // A context created between the check and the callback's enabling was not seen.
+    if (!DriverNotInitialised(*api)) ActivateAtFirstContext(c);
+    r.active = true;
+    return r;
+  }
+  if (!Activate(c, sink, &r)) {
     api->Unsubscribe(c.subscriber);
     c.subscriber = nullptr;
     return r;
-  };
-  Connect(c, options, sink, r.cupti_version, NowNs());
-  // CUPTI's default thread id is pthread_self(); the kernel's thread id is
-  // what annotations, perf and /proc use, so API and marker rows join them.
-  if (CUptiResult res = api->SetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM); res != CUPTI_SUCCESS) {
-    return fail("cuptiSetThreadIdType(SYSTEM)", res);
   }
-  AnnounceZeroedBuffers(*api);
-  if (CUptiResult res = api->ActivityRegisterCallbacks(CuptiBufferRequested, CuptiBufferCompleted);
-      res != CUPTI_SUCCESS) {
-    return fail("cuptiActivityRegisterCallbacks", res);
-  }
-  for (const ActivityKindName& k : kRequiredKinds) {
-    if (CUptiResult res = api->ActivityEnable(k.kind); res != CUPTI_SUCCESS) {
-      return fail("cuptiActivityEnable(" + std::string(k.name) + ")", res);
-    }
-    c.enabled.push_back(k.kind);
-  }
-  QuietNoisyCalls(*api);
-  for (const ActivityKindName& k : kOptionalKinds) {
-    if (CUptiResult res = EnableKind(*api, k.kind); res != CUPTI_SUCCESS) {
-      r.missing_kinds += (r.missing_kinds.empty() ? "" : ", ") + std::string(k.name) + ": " + CuptiErrorText(*api, res);
-      continue;
-    }
-    c.enabled.push_back(k.kind);
-  }
-  if (options.flush_period_ms > 0 && api->ActivityFlushPeriod != nullptr) {
-    api->ActivityFlushPeriod(options.flush_period_ms);
-  }
-  if (options.inject_nvtx) InjectNvtxOncePerProcess(api->cupti_path);
-  ReadCuptiDropped(*api);  // reading resets CUPTI's count: earlier losses are not this session's
-  c.cupti_dropped.store(0, std::memory_order_relaxed);
-  c.completed.store(0, std::memory_order_relaxed);
-
-  g_push.store(api->ActivityPushExternalCorrelationId, std::memory_order_relaxed);
-  g_pop.store(api->ActivityPopExternalCorrelationId, std::memory_order_relaxed);
-  g_correlation_pop.store(PopAnnotation, std::memory_order_release);  // before push: what is pushed can pop
-  g_correlation_push.store(PushAnnotation, std::memory_order_release);
   {
     std::lock_guard<std::mutex> lock(c.tick);
     c.active = true;
@@ -452,7 +555,18 @@ CuptiStopResult StopCuptiCollection(const std::string& no_wait_reason) {
   Collector* collector = g_collector.load(std::memory_order_acquire);
   if (collector == nullptr || !collector->active) return result;
   Collector& c = *collector;
+  c.stopping.store(true, std::memory_order_release);
   std::lock_guard<std::mutex> tick(c.tick);
+  result.timebase = c.timebase;
+  if (!c.activated) {  // the application created no CUDA context: nothing was enabled
+    result.synchronize_skipped = c.context_seen.load(std::memory_order_acquire)
+                                     ? "GPU collection never began after the application's first CUDA context"
+                                     : kNoContextYet;
+    c.api->Unsubscribe(c.subscriber);
+    c.subscriber = nullptr;
+    c.active = false;
+    return result;
+  }
   g_correlation_push.store(nullptr, std::memory_order_relaxed);  // open scopes still pop
   result.synchronize_skipped = ReasonNotToWait(c, no_wait_reason);
   if (result.synchronize_skipped.empty()) {
@@ -485,7 +599,7 @@ CuptiStopResult StopCuptiCollection(const std::string& no_wait_reason) {
   result.cupti_dropped = c.cupti_dropped.load(std::memory_order_relaxed);
   result.buffers_completed = c.completed.load(std::memory_order_relaxed);
   result.foreign_client = ForeignClientEvidence(result);
-  result.timebase = c.timebase;
+  c.activated = false;
   c.active = false;
   return result;
 }
@@ -496,6 +610,10 @@ void TickCuptiCollection() {
   Collector& c = *collector;
   std::unique_lock<std::mutex> tick(c.tick, std::try_to_lock);  // a stop in progress flushes by itself
   if (!tick.owns_lock() || !c.active) return;
+  if (!c.activated) {
+    if (c.context_seen.load(std::memory_order_acquire)) ActivateWaiting(c);
+    return;
+  }
   SampleClock(c);
   c.api->ActivityFlushAll(0);
 }
@@ -517,6 +635,7 @@ void AbandonCuptiCollectionInChild() {
   // plain fields are touched.
   if (c->initialised_pid != 0) c->abandoned = true;
   c->active = false;
+  c->activated = false;
   c->subscriber = nullptr;
   c->enabled.clear();
 }

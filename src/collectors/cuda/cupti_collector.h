@@ -6,7 +6,12 @@
 // process, where CUPTI's callback is not broken: cupti_clock.h), registers
 // the buffer callbacks and enables the activity kinds (DEVICE and CONTEXT
 // with cuptiActivityEnableAndDump, so a session started after CUDA was
-// initialised still gets them); completed buffers are decoded
+// initialised still gets them). Started before the application initialised
+// CUDA (cuDeviceGetCount: CUDA_ERROR_NOT_INITIALIZED), it enables only the
+// resource callback and does the rest just after the application's first
+// context (on a thread of its own, not inside the driver's callback), so
+// smprof is never the one that initialises CUDA.
+// Completed buffers are decoded
 // (ActivityDecoder) into the session's GpuRecordBuffer, outside the lock
 // buffer requests take. Stop waits for the queued GPU work (context_sync.h),
 // disables the kinds, forces a flush, reads CUPTI's drop count and the
@@ -118,6 +123,14 @@ bool CuptiTimestampCallbackIsSafe(std::uint32_t version);
 // CUPTI from CUDA 12.9 (API version 27) on accepts a NULL buffer from the
 // buffer-requested callback; older versions may crash on it.
 constexpr std::uint32_t kFirstCuptiAcceptingNullBuffers = 27;
+
+// CuptiStopResult::synchronize_skipped of a session in which the application
+// created no CUDA context: started before CUDA was initialised, the
+// collector enabled nothing (it waits for the first context, never
+// initialising CUDA itself).
+inline constexpr const char* kNoContextYet =
+    "the application created no CUDA context during the session (smprof waits for its first; it never "
+    "initialises CUDA)";
 
 // CUPTI of CUDA 13.0 GA: disabling CONCURRENT_KERNEL can deadlock and
 // cuptiActivityFlushAll can crash (fixed in 13.0 Update 1, CUPTI release

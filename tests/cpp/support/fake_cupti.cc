@@ -187,6 +187,7 @@ void FakeCupti::Reset(const FakeCuptiScript& script) {
   quiet_runtime_.clear();
   quiet_driver_.clear();
   context_synchronizations_ = 0;
+  enables_before_driver_init_ = 0;
   kinds_enabled_at_synchronize_ = false;
   kinds_at_synchronize_.clear();
   subscriber_callback_ = nullptr;
@@ -248,6 +249,28 @@ void FakeCupti::CallApi(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, CUst
   data.functionParams = &params;
   data.functionReturnValue = &result;
   callback(nullptr, domain, cbid, &data);
+}
+
+void FakeCupti::CreateContext() {
+  CUpti_CallbackFunc callback = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    script_.driver_initialised = true;
+    const std::pair<CUpti_CallbackDomain, CUpti_CallbackId> id{CUPTI_CB_DOMAIN_RESOURCE,
+                                                               CUPTI_CBID_RESOURCE_CONTEXT_CREATED};
+    if (subscribed_ == 0 ||
+        std::find(enabled_callbacks_.begin(), enabled_callbacks_.end(), id) == enabled_callbacks_.end()) {
+      return;
+    }
+    callback = subscriber_callback_;
+  }
+  CUpti_ResourceData data{};
+  callback(nullptr, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED, &data);
+}
+
+int FakeCupti::enables_before_driver_init() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return enables_before_driver_init_;
 }
 
 std::size_t FakeCupti::enabled_callbacks() const {
@@ -314,6 +337,7 @@ CUptiResult FakeCupti::Enable(CUpti_ActivityKind kind) {
   if (auto it = f.script_.enable.find(kind); it != f.script_.enable.end() && it->second != CUPTI_SUCCESS) {
     return it->second;
   }
+  if (!f.script_.driver_initialised) ++f.enables_before_driver_init_;
   f.enabled_.push_back(kind);
   return CUPTI_SUCCESS;
 }
@@ -410,6 +434,7 @@ bool FakeCupti::all_sync_records() const {
 CUresult FakeCupti::DeviceGetCount(int* count) {
   FakeCupti& f = Get();
   std::lock_guard<std::mutex> lock(f.mutex_);
+  if (!f.script_.driver_initialised) return CUDA_ERROR_NOT_INITIALIZED;
   *count = static_cast<int>(f.script_.primary_contexts_active.size());
   return CUDA_SUCCESS;
 }

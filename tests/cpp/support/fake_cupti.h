@@ -33,6 +33,9 @@ struct FakeCuptiScript {
   std::vector<bool> primary_contexts_active = {true};
   // cuCtxSynchronize blocks until ReleaseSynchronize (a kernel that never ends).
   bool synchronize_blocks = false;
+  // false: the application has not initialised CUDA yet, so cuDeviceGetCount
+  // says CUDA_ERROR_NOT_INITIALIZED until CreateContext.
+  bool driver_initialised = true;
 };
 
 class FakeCupti {
@@ -73,6 +76,13 @@ class FakeCupti {
   // the subscriber, when the subscriber enabled that callback: its exit,
   // with `stream` as the first parameter and `result` returned.
   void CallApi(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, CUstream stream, int result = 0);
+  // The application creates its first CUDA context (initialising the
+  // driver): CUPTI's resource callback CONTEXT_CREATED reaches the
+  // subscriber, on the calling thread, when the subscriber enabled it.
+  void CreateContext();
+  // Activity kinds enabled while the driver was not initialised yet (each
+  // would initialise CUDA for real).
+  int enables_before_driver_init() const;
   std::size_t enabled_callbacks() const;
   // Lets every blocked cuCtxSynchronize return; WaitUntilSynchronizeBlocked
   // returns once one is blocked.
@@ -160,6 +170,7 @@ class FakeCupti {
   bool synchronize_released_ = false;
   int synchronize_blocked_ = 0;
   CUdevice current_device_ = -1;  // whose primary context is pushed
+  int enables_before_driver_init_ = 0;
 };
 
 }  // namespace smprof::testing

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -387,6 +388,76 @@ TEST_F(CuptiCollectorTest, ALateStartDumpsTheDevicesAndContextsThatExist) {
   EXPECT_TRUE(fake().dumped().empty());
   EXPECT_TRUE(Enabled(fake().enabled(), CUPTI_ACTIVITY_KIND_DEVICE));
   EXPECT_TRUE(Enabled(fake().enabled(), CUPTI_ACTIVITY_KIND_CONTEXT));
+}
+
+// The kinds are enabled on a thread of their own after the first context:
+// true once they are (waiting at most 30 s, so a machine's load cannot fail it).
+bool KindsEnabledSoon() {
+  for (int i = 0; i < 30'000 && FakeCupti::Get().enabled().empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return !FakeCupti::Get().enabled().empty();
+}
+
+// smprof run starts a session at interpreter start, before the script
+// touches CUDA: nothing may initialise the driver then (CUDA_VISIBLE_DEVICES
+// set later, fork-based workers). The kinds wait for the first context.
+TEST_F(CuptiCollectorTest, StartedBeforeCudaItEnablesNothingUntilTheFirstContext) {
+  FakeCuptiScript script;
+  script.driver_initialised = false;
+  Start(script);
+  ASSERT_TRUE(started_.active) << started_.reason;
+  EXPECT_EQ(fake().subscribed(), 1);
+  EXPECT_TRUE(fake().enabled().empty());
+  std::uint16_t depth = 0;
+  bool pushed = true;
+  ThreadState* scope = EnterScope(11, &depth, &pushed);
+  EXPECT_FALSE(pushed) << "no external correlation before the first context";
+  ExitScope(scope, 11, NowNs(), NowNs(), 0, pushed);
+  TickCuptiCollection();
+  EXPECT_EQ(fake().unforced_flushes(), 0);
+
+  fake().CreateContext();  // the script's first CUDA call
+  EXPECT_TRUE(KindsEnabledSoon());
+  EXPECT_EQ(fake().enables_before_driver_init(), 0);
+  scope = EnterScope(22, &depth, &pushed);
+  EXPECT_TRUE(pushed);
+  ExitScope(scope, 22, NowNs(), NowNs(), 0, pushed);
+  std::size_t size = 0;
+  std::uint8_t* buffer = fake().RequestBuffer(&size);
+  ASSERT_NE(buffer, nullptr);
+  fake().CompleteBuffer(buffer, FakeCupti::WriteKernels(buffer, size, 3, "after_init"));
+  const std::size_t kinds = fake().enabled().size();
+  fake().CreateContext();  // a second context: nothing enabled twice
+  EXPECT_EQ(fake().enabled().size(), kinds);
+  const CuptiStopResult stopped = StopCuptiCollection();
+  EXPECT_EQ(Delivered(), 3u);
+  EXPECT_TRUE(stopped.synchronize_skipped.empty()) << stopped.synchronize_skipped;
+  EXPECT_EQ(fake().subscribed(), 0);
+}
+
+TEST_F(CuptiCollectorTest, AStopBeforeAnyContextSaysSoAndLeavesNothingBehind) {
+  FakeCuptiScript script;
+  script.driver_initialised = false;
+  Start(script);
+  ASSERT_TRUE(started_.active) << started_.reason;
+  const CuptiStopResult stopped = StopCuptiCollection();
+  EXPECT_EQ(stopped.synchronize_skipped, kNoContextYet);
+  EXPECT_EQ(fake().forced_flushes(), 0);
+  EXPECT_EQ(fake().context_synchronizations(), 0);
+  EXPECT_EQ(fake().subscribed(), 0);
+  fake().CreateContext();  // after the stop: no longer subscribed, nothing happens
+  EXPECT_TRUE(fake().enabled().empty());
+  Start(script);  // a later session in the same process starts as the first did
+  ASSERT_TRUE(started_.active) << started_.reason;
+  fake().CreateContext();
+  EXPECT_TRUE(KindsEnabledSoon());
+}
+
+TEST_F(CuptiCollectorTest, StartedAfterCudaItEnablesAtOnce) {
+  Start(FakeCuptiScript{});  // the driver is initialised already
+  ASSERT_TRUE(started_.active) << started_.reason;
+  EXPECT_FALSE(fake().enabled().empty());
 }
 
 TEST_F(CuptiCollectorTest, TheTimestampCallbackIsRegisteredOnlyAfterSubscribing) {
