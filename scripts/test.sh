@@ -5,7 +5,7 @@
 #   bash scripts/test.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/install_deps.sh
+bash scripts/install_deps.sh --tests
 # The suite compiles the same sources in several trees: ccache shares the objects.
 export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache CCACHE_BASEDIR="$PWD"
 

@@ -55,6 +55,10 @@ enum class EndResult {
                        // recorded anyway (its inner ranges stay open)
 };
 SMPROF_API EndResult AnnotationEnd(AnnotationHandle handle);
+// Ends it the same way but records it under `recorded_name`, for a range whose
+// meaning is known only at its end (smppy: a step still open when the session
+// stops is recorded as the tail it was, not as a step).
+SMPROF_API EndResult AnnotationEnd(AnnotationHandle handle, NameId recorded_name);
 
 namespace internal {
 

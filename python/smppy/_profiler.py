@@ -104,7 +104,8 @@ class SMProfiler:
     session runs for the warm-up and active steps of each cycle (warm-up steps
     are annotated ``ProfilerWarmup#N``) and ends, writing its file, after the
     cycle's last active step. Without a schedule one session covers every
-    step.
+    step. A step still open when the session stops never reached its end: it
+    is recorded as ``AfterLastStep``, not as a step.
 
     With ``TorchAutoSteps=1`` (the default of ``smprof run``), PyTorch
     training counts steps itself (docs/PYTORCH.md): each ``optimizer.step()``
@@ -167,7 +168,7 @@ class SMProfiler:
         twice only warns."""
         with self._lock:
             was_armed = self._armed
-            self._end_step()
+            self._end_tail()
             self._armed = False
             self._auto_steps = False
             self._manual_steps = False
@@ -312,6 +313,14 @@ class SMProfiler:
             _smppy.annotation_end(self._step_handle)
             self._step_handle = 0
 
+    def _end_tail(self) -> None:
+        """The session stops: a step still open reached no step boundary (the last batch fetch that
+        found no data, the teardown after the loop), so it is recorded as ``AfterLastStep``, not as a
+        step."""
+        if self._step_handle:
+            _smppy._annotation_end_as(self._step_handle, TAIL_ANNOTATION)
+            self._step_handle = 0
+
     def _start_session(self) -> str | None:
         upload_uri = self._setting("UploadUri")
         if upload_uri:
@@ -341,6 +350,9 @@ def _schedule_from(resolved: Mapping[str, str]) -> Schedule:
     """The schedule the ``Schedule*`` keys describe (``resolved``: libsmprof's effective values)."""
     return Schedule(**{field: int(resolved[key]) for key, field in SCHEDULE_KEYS.items()})
 
+
+# What a step still open when the session stops is recorded as (docs/PYTORCH.md "Steps").
+TAIL_ANNOTATION = "AfterLastStep"
 
 # The spellings of true that libsmprof accepts for a boolean key (the others mean false).
 _TRUE = ("1", "true", "yes", "on")
@@ -373,7 +385,7 @@ def _no_gpu_wait_reason() -> str:
 def _stop_at_exit() -> None:
     profiler = SMProfiler.instance()
     with profiler._lock:
-        profiler._end_step()
+        profiler._end_tail()
         profiler._armed = False
         profiler._auto_steps = False
     if _smppy.is_profiling():

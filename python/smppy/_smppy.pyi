@@ -71,6 +71,10 @@ class ProcessStream:
         ...
 class NoStepError(ValueError):
     pass
+def _annotation_end_as(handle, name) -> None:
+    """
+    Closes the range as annotation_end() does, recorded under ``name``.
+    """
 def _set_decorator(*args, **kwargs):
     """
     Registers the Python helper that wraps decorated functions.
@@ -227,6 +231,6 @@ def watch_closed_files(on: bool) -> None:
     """
     Start (or stop) queueing the paths of trace files as they are closed (rotated or stopped).
     """
-DEFAULT_DATA_WAIT_PATTERN: str = 'InputWait'
+DEFAULT_DATA_WAIT_PATTERN: str = 'input(?:[ _.-]?(?:wait|pipeline|load(?:ing)?|fetch))?|data(?:[ _.-]?(?:load(?:ing|er)?(?:[ _.-]?(?:next|fetch|iter))?|wait|fetch|input))?|(?:load|fetch|get|next|read|wait[ _.-]?for)[ _.-]?(?:data|batch(?:es)?|input)|fetch|batch[ _.-]?(?:load(?:ing)?|fetch)'
 DEFAULT_MAX_PROFILED_STEPS: int = 200
 DEFAULT_STEP_PATTERN: str = '(?:ProfilerStep#|[Ss]tep[_# ]?|iteration[_ ]?)(\\d*)'

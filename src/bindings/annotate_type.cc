@@ -252,19 +252,9 @@ PyObject* WarnEnd(PyObject* handle, const char* what) {
   Py_RETURN_NONE;
 }
 
-PyObject* AnnotationEnd(PyObject*, PyObject* handle) {
-  if (!PyLong_Check(handle)) {
-    PyErr_Format(PyExc_TypeError, "annotation_end() takes the int handle that annotation_begin() returned, not %.100s",
-                 Py_TYPE(handle)->tp_name);
-    return nullptr;
-  }
-  const unsigned long long value = PyLong_AsUnsignedLongLong(handle);
-  if (value == static_cast<unsigned long long>(-1) && PyErr_Occurred()) {
-    if (!PyErr_ExceptionMatches(PyExc_OverflowError)) return nullptr;
-    PyErr_Clear();  // negative, or wider than 64 bits: never a handle
-    return WarnEnd(handle, "unknown handle, or already ended; ignored");
-  }
-  switch (smprof::AnnotationEnd(value)) {
+// What annotation_end() and _annotation_end_as() tell the caller about an end.
+PyObject* ReportEnd(PyObject* handle, smprof::EndResult result) {
+  switch (result) {
     case smprof::EndResult::kUnknownHandle:
       return WarnEnd(handle, "unknown handle, or already ended; ignored");
     case smprof::EndResult::kOutOfOrder:
@@ -274,6 +264,46 @@ PyObject* AnnotationEnd(PyObject*, PyObject* handle) {
       break;
   }
   Py_RETURN_NONE;
+}
+
+// The handle's value in *value; false with a TypeError set, or with *value 0 (never a handle) when it is
+// negative or wider than 64 bits.
+bool HandleValue(PyObject* handle, unsigned long long* value) {
+  if (!PyLong_Check(handle)) {
+    PyErr_Format(PyExc_TypeError, "annotation_end() takes the int handle that annotation_begin() returned, not %.100s",
+                 Py_TYPE(handle)->tp_name);
+    return false;
+  }
+  *value = PyLong_AsUnsignedLongLong(handle);
+  if (*value == static_cast<unsigned long long>(-1) && PyErr_Occurred()) {
+    if (!PyErr_ExceptionMatches(PyExc_OverflowError)) return false;
+    PyErr_Clear();
+    *value = 0;
+    return false;
+  }
+  return true;
+}
+
+PyObject* AnnotationEnd(PyObject*, PyObject* handle) {
+  unsigned long long value = 0;
+  if (!HandleValue(handle, &value)) {
+    return PyErr_Occurred() ? nullptr : WarnEnd(handle, "unknown handle, or already ended; ignored");
+  }
+  return ReportEnd(handle, smprof::AnnotationEnd(value));
+}
+
+PyObject* AnnotationEndAs(PyObject*, PyObject* args) {
+  PyObject* handle = nullptr;
+  PyObject* name = nullptr;
+  if (!PyArg_ParseTuple(args, "OU:_annotation_end_as", &handle, &name)) return nullptr;
+  unsigned long long value = 0;
+  if (!HandleValue(handle, &value)) {
+    return PyErr_Occurred() ? nullptr : WarnEnd(handle, "unknown handle, or already ended; ignored");
+  }
+  if (value == 0) Py_RETURN_NONE;  // opened while profiling was off
+  NameId id = 0;
+  if (!Names().Lookup(name, &id)) return nullptr;
+  return ReportEnd(handle, smprof::AnnotationEnd(value, id));
 }
 
 PyObject* SetDecorator(PyObject*, PyObject* decorator) {
@@ -309,6 +339,9 @@ PyMethodDef kFunctions[] = {
      "ended twice or unknown is ignored, and a range ended while ranges opened\n"
      "after it are still open is recorded, its inner ranges staying open.\n"
      "A handle that is not an int is a TypeError."},
+    {"_annotation_end_as", AnnotationEndAs, METH_VARARGS,
+     "_annotation_end_as(handle, name) -> None\n\n"
+     "Closes the range as annotation_end() does, recorded under ``name``."},
     {"_set_decorator", SetDecorator, METH_O, "Registers the Python helper that wraps decorated functions."},
     {"_set_enter_check", SetEnterCheck, METH_O, "Registers a callable run with the name of each recorded enter."},
     {nullptr, nullptr, 0, nullptr},

@@ -174,7 +174,10 @@ AnnotationHandle AnnotationBegin(NameId name) {
   return (static_cast<std::uint64_t>(thread->index) << internal::kSeqBits) | seq;
 }
 
-EndResult AnnotationEnd(AnnotationHandle handle) {
+namespace {
+
+// Ends the range `handle` and records it, under `recorded_name` when given.
+inline EndResult EndRange(AnnotationHandle handle, const NameId* recorded_name) {
   if (handle == 0) return EndResult::kNotProfiling;
   const std::int64_t end_ns = internal::NowNs();
   const auto index = static_cast<std::uint32_t>(handle >> internal::kSeqBits);
@@ -207,8 +210,15 @@ EndResult AnnotationEnd(AnnotationHandle handle) {
   }
   if (result == EndResult::kUnknownHandle) return result;
   if (!internal::g_recording.load(std::memory_order_relaxed)) return EndResult::kNotProfiling;
-  internal::Record(self, owner_tid, range.name, range.start_ns, end_ns, range.depth);
+  internal::Record(self, owner_tid, recorded_name != nullptr ? *recorded_name : range.name, range.start_ns, end_ns,
+                   range.depth);
   return result;
 }
+
+}  // namespace
+
+EndResult AnnotationEnd(AnnotationHandle handle) { return EndRange(handle, nullptr); }
+
+EndResult AnnotationEnd(AnnotationHandle handle, NameId recorded_name) { return EndRange(handle, &recorded_name); }
 
 }  // namespace smprof

@@ -7,7 +7,9 @@
 - ``load(path)``: every event as tables (``tables.py``; pandas DataFrames when pandas is installed,
   lazy Dask DataFrames with ``engine="dask"``, ``_dask_tables.py``);
 - the readers underneath: ``trace`` (rank files frame by frame), ``trace_info`` (what ``smprof
-  info`` reports), ``gpu_events``.
+  info`` reports), ``gpu_events``;
+- ``input_pipeline_wait(summary)``: how long steps wait for their batches, the one figure every
+  command gives (``smppy/diagnose/input_wait.py``).
 
 The modules behind it may move; these names stay.
 """
@@ -24,7 +26,6 @@ from smppy.analysis.summary import (
     ProcessStream,
     Progress,
     input_paths,
-    input_pipeline_wait,
     job_streams,
     merge_partial_summaries,
     partial_summary,
@@ -32,6 +33,7 @@ from smppy.analysis.summary import (
     summary_from_partial,
 )
 from smppy.analysis.tables import ENGINES, TABLES, Job, read_job, table_frame
+from smppy.diagnose.input_wait import input_pipeline_wait
 
 
 def load(

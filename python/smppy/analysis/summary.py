@@ -1,13 +1,11 @@
 """The job summary: ``summarize(path)`` (the summary dict of docs/ANALYSIS.md, computed by the C++
 aggregators in src/analysis/), the same summary in parts that can be computed anywhere and merged
-(``job_streams``, ``partial_summary``, ``merge_partial_summaries``, ``summary_from_partial``), and
-figures drawn from a summary dict (``input_pipeline_wait``)."""
+(``job_streams``, ``partial_summary``, ``merge_partial_summaries``, ``summary_from_partial``)."""
 
 from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -55,8 +53,9 @@ def summarize(
     searched recursively, a list of them, or ``s3://bucket/prefix``: docs/S3.md),
     as the JSON-able dict that docs/ANALYSIS.md specifies. ``progress(done_bytes, total_bytes)`` is called
     after each frame and each file (after each task on workers).
-    ``data_wait_pattern`` (a regex, whole name; default ``InputWait``) names the
-    annotations during which the host waits for input data. ``max_profiled_steps``:
+    ``data_wait_pattern`` (a regex, whole name, any case; default ``InputWait`` and the usual
+    names of data phases, ``DataLoad``, ``get_batch``...) names the annotations during which the
+    host waits for input data. ``max_profiled_steps``:
     the steps per process listed one by one in ``step_profile`` (the totals count
     every step). Process streams are
     summarized on ``jobs`` worker processes (default: the usable cores; 1: in
@@ -137,22 +136,3 @@ def summary_from_partial(partial: bytes, warnings: Sequence[str] = ()) -> dict[s
     merged, exactly ``summarize``'s. ``warnings``: the job's ``JobStreams.warnings``."""
     text = _smppy.summary_from_partial(partial, list(warnings))
     return json.loads(text.decode("utf-8", errors="replace"))
-
-
-def input_pipeline_wait(summary: dict[str, Any]) -> dict[str, Any] | None:
-    """The time steps waited for their batches: the annotations whose names fully match the
-    summary's own ``data_wait_pattern`` (default ``InputWait``, docs/PYTORCH.md), their count, total
-    and share of step time; None without any."""
-    pattern = summary["step_profile"]["data_wait_pattern"]
-    matcher = re.compile(pattern)
-    waits = [a["stats"] for a in summary["annotations"] if matcher.fullmatch(a["name"])]
-    if not waits:
-        return None
-    total_ns = sum(w["total_ns"] for w in waits)
-    step_ns = summary["steps"]["stats"]["total_ns"]
-    return {
-        "annotation": pattern,
-        "count": sum(w["count"] for w in waits),
-        "total_ns": total_ns,
-        "step_percent": 100.0 * total_ns / step_ns if step_ns else None,
-    }

@@ -54,8 +54,9 @@ def add_summary_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--data-wait-pattern",
         default=None,
-        help="regex for annotations during which the host waits for input data "
-        f"(full match; default {analysis.DEFAULT_DATA_WAIT_PATTERN})",
+        help="regex for annotations during which the host waits for input data (full match, any case; "
+        "default: InputWait and the usual names of data phases, DataLoad, data_loading, get_batch, "
+        "next_batch, Fetch, ... docs/ANALYSIS.md)",
     )
     parser.add_argument(
         "--max-profiled-steps",

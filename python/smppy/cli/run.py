@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -134,6 +135,27 @@ def report(trace_dir: Path, since: float) -> None:
         return
     print(f"\nsmprof run: {len(files)} trace file(s) under {trace_dir}")
     print_summary(analysis.summarize([str(f) for f in files]), top=10)
+    print_next_commands(trace_dir)
+
+
+def print_next_commands(trace_dir: Path) -> None:
+    """The commands that open the detail of this run's traces."""
+    try:
+        shown = trace_dir.relative_to(Path.cwd())
+    except ValueError:
+        shown = trace_dir
+    where, report, timeline = (
+        shlex.quote(str(p)) for p in (shown, shown / "report.html", shown / "timeline.perfetto-trace")
+    )
+    commands = [
+        (f"smprof diagnose {where}", "every finding, with its evidence"),
+        (f"smprof report {where} -o {report}", "the dashboard, one HTML file"),
+        (f"smprof export {where} --format perfetto -o {timeline}", "the timeline, for ui.perfetto.dev"),
+    ]
+    width = max(len(c) for c, _ in commands)
+    print("\nnext:")
+    for command, what in commands:
+        print(f"  {command.ljust(width)}  # {what}")
 
 
 def cmd_run(args: argparse.Namespace) -> int:

@@ -15,6 +15,7 @@ from smppy.analysis.warning_groups import grouped_warnings
 from smppy.cli import options
 from smppy.cli.terminal_text import ms, print_findings, short, table
 from smppy.diagnose import diagnose
+from smppy.diagnose.input_wait import input_wait_sentence
 
 TOP_FINDINGS = 3
 
@@ -84,9 +85,7 @@ def print_summary(s: dict[str, Any], top: int) -> None:
         print(f"  slowest: {slow['host']} rank {slow['rank']} (mean {ms(slow['mean_ns'])})")
     wait = input_pipeline_wait(s)
     if wait:
-        share = "" if wait["step_percent"] is None else f", {wait['step_percent']:.1f}% of step time"
-        total = ms(wait["total_ns"])
-        print(f"\ninput-pipeline wait ({wait['annotation']}): {total} over {wait['count']} fetches{share}")
+        print(f"\ninput-pipeline wait: {input_wait_sentence(wait)}")
 
     kernels = gpu["kernels"]
     if kernels["count"]:

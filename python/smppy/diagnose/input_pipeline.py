@@ -1,8 +1,9 @@
 """Input-pipeline bound: steps wait for their next batch (docs/DIAGNOSE.md).
 
 Rule: over the steady-state steps of every rank, the input-pipeline wait
-(annotations matching the summary's data pattern: ``InputWait`` of automatic
-PyTorch mode, or the user's own) is at least ``MIN_SHARE`` of the step cycle
+(``input_wait.py``, the figure every command gives: annotations matching the
+summary's data pattern, ``InputWait`` of automatic PyTorch mode or the names
+users give their data phases) is at least ``MIN_SHARE`` of the step cycle
 and at least ``MIN_WAIT_NS`` per step. Severity by share: ``HIGH_SHARE`` high,
 ``MEDIUM_SHARE`` medium, else low. Cost: the measured wait per step (what a
 loader that keeps up would save), over every step of every rank.
@@ -13,7 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from smppy.diagnose.finding import Finding
-from smppy.diagnose.steps import cycle_ns, ms, per_step_ns, rank_label, steady_steps, training_ranks
+from smppy.diagnose.input_wait import input_pipeline_wait
+from smppy.diagnose.steps import cycle_ns, ms, rank_label, steady_steps, training_ranks
 
 MIN_SHARE = 0.10
 MIN_WAIT_NS = 1_000_000
@@ -32,34 +34,35 @@ def _fetch_mean_ns(summary: dict[str, Any]) -> int | None:
 
 
 def detect(summary: dict[str, Any]) -> list[Finding]:
-    rows, wait_total, cycle_total, cost_total, steps_total = [], 0, 0, 0, 0
-    for rank in training_ranks(summary):
-        steps = steady_steps(rank)
-        wait = sum(s["data_wait_ns"] for s in steps)
-        cycle = sum(cycle_ns(s) for s in steps)
-        wait_total += wait
-        cycle_total += cycle
-        steps_total += len(steps)
-        cost_total += per_step_ns(wait, len(steps)) * rank["steps_seen"]
+    wait = input_pipeline_wait(summary)
+    if wait is None or wait["step_percent"] is None:
+        return []
+    by_pid = {r["pid"]: r for r in training_ranks(summary)}
+    rows, cost_total = [], 0
+    for row in wait["per_rank"]:
+        rank = by_pid[row["pid"]]
+        cost_total += row["wait_per_step_ns"] * rank["steps_seen"]
         rows.append(
             {
-                "host": rank["host"],
-                "rank": rank["rank"],
-                "pid": rank["pid"],
+                "host": row["host"],
+                "rank": row["rank"],
+                "pid": row["pid"],
                 "label": rank_label(rank, summary),
-                "wait_share": wait / cycle if cycle else 0.0,
-                "wait_per_step_ns": per_step_ns(wait, len(steps)),
-                "steps_waiting": sum(1 for s in steps if s["data_wait_ns"] >= MIN_SHARE * cycle_ns(s)),
-                "steps": len(steps),
+                "wait_share": row["wait_ns"] / row["cycle_ns"] if row["cycle_ns"] else 0.0,
+                "wait_per_step_ns": row["wait_per_step_ns"],
+                "steps_waiting": sum(
+                    1 for s in steady_steps(rank) if s["data_wait_ns"] >= MIN_SHARE * cycle_ns(s)
+                ),
+                "steps": row["steady_steps"],
                 "traced_workers": _workers(summary, rank["pid"]),
             }
         )
-    share = wait_total / cycle_total if cycle_total else 0.0
-    per_step = per_step_ns(wait_total, steps_total)
+    share = wait["step_percent"] / 100
+    per_step = wait["wait_per_step_ns"]
     if share < MIN_SHARE or per_step < MIN_WAIT_NS:
         return []
     worst = max(rows, key=lambda r: r["wait_share"])
-    names = sorted({p["name"] for r in summary["step_profile"]["per_rank"] for p in r["phases"] if p["data"]})
+    names = wait["names"]
     fetch = _fetch_mean_ns(summary)
     workers = worst["traced_workers"]
     if workers == 0:
@@ -87,10 +90,9 @@ def detect(summary: dict[str, Any]) -> list[Finding]:
             cost_per_step_ns=per_step,
             cost_total_ns=cost_total,
             cost_basis=(
-                "the measured input-pipeline wait inside steady-state steps (annotations matching "
-                f"{summary['step_profile']['data_wait_pattern']!r}), per step, "
-                "times every step of every rank: "
-                "what a loader that keeps up would save"
+                "the measured input-pipeline wait inside steady-state steps, per step, times every step "
+                "of every rank: what a loader that keeps up would save; taken as input wait: "
+                f"{', '.join(names)} (matched by the data-wait pattern; --data-wait-pattern REGEX changes it)"
             ),
             evidence={
                 "wait_share": round(share, 4),

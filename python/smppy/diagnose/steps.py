@@ -4,8 +4,8 @@
 A step's *cycle* is its duration plus the gap since the previous step ended:
 what one iteration really costs, including work between steps (a checkpoint
 saved after ``optimizer.step()``). Steady-state steps leave out the first
-step (start-up: workers spawning, first compilation) and, when every step was
-kept, the last one (it lasts until the session stops, docs/PYTORCH.md).
+step (start-up: workers spawning, first compilation); the time after the last
+step boundary is not a step (``AfterLastStep``, docs/PYTORCH.md).
 """
 
 from __future__ import annotations
@@ -40,9 +40,7 @@ def work_ns(step: dict[str, Any], is_wait: Callable[[str], bool]) -> int:
 
 
 def steady_steps(rank: dict[str, Any]) -> list[dict[str, Any]]:
-    steps = rank["steps"]
-    end = len(steps) - 1 if rank["steps_seen"] == len(steps) else len(steps)
-    return steps[1:end]
+    return rank["steps"][1:]
 
 
 def training_ranks(summary: dict[str, Any], min_steps: int = 3) -> list[dict[str, Any]]:

@@ -14,6 +14,7 @@ from collections import Counter
 from typing import Any
 
 from smppy.diagnose import diagnose
+from smppy.diagnose.input_wait import input_pipeline_wait
 
 SCHEMA_VERSION = 1
 STEP_STATS = (("mean", "mean_ns"), ("p50", "p50_ns"), ("p90", "p90_ns"))
@@ -68,7 +69,15 @@ def _step_rows(a: dict[str, Any], b: dict[str, Any]) -> list[dict[str, Any]]:
                     count_b=sb and sb["count"],
                 )
             )
+    wa, wb = _input_wait_per_step(a), _input_wait_per_step(b)
+    if wa is not None or wb is not None:  # the steady-state figure summary and diagnose give
+        rows.append(change_row("input-pipeline wait per step", wa, wb))
     return _by_change(rows)
+
+
+def _input_wait_per_step(summary: dict[str, Any]) -> int | None:
+    wait = input_pipeline_wait(summary)
+    return wait["wait_per_step_ns"] if wait and wait["step_percent"] is not None else None
 
 
 def _compared(

@@ -16,6 +16,7 @@ from smppy import analysis
 from smppy.analysis._inputs import require_readable, summary_input
 from smppy.analysis.warning_groups import grouped_warnings
 from smppy.diagnose import diagnose
+from smppy.diagnose.input_wait import input_pipeline_wait, input_wait_sentence
 from smppy.report.html_document import plotly_bundle, render_html, write_page
 
 DEFAULT_TOP_K = 10
@@ -68,5 +69,11 @@ def _title(summary: dict[str, Any]) -> str:
 def _payload(summary: dict[str, Any], top_k: int) -> dict[str, Any]:
     written = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     findings = [f.to_json() for f in diagnose(summary)]
-    report = {"top_k": top_k, "written": written, "warnings": grouped_warnings(summary["warnings"])}
+    wait = input_pipeline_wait(summary)
+    report = {
+        "top_k": top_k,
+        "written": written,
+        "warnings": grouped_warnings(summary["warnings"]),
+        "input_wait": input_wait_sentence(wait) if wait else None,  # the summary's line, word for word
+    }
     return {"summary": summary, "findings": findings, "report": report}

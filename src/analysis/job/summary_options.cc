@@ -20,6 +20,10 @@ Status Invalid(std::string message) { return Status(StatusCode::kInvalidArgument
 
 }  // namespace
 
+std::regex DataWaitRegex(const std::string& pattern) {
+  return std::regex(pattern, std::regex::ECMAScript | std::regex::icase);
+}
+
 Status SummaryOptions::Validate() const {
   if (std::string error = PatternError("data_wait_pattern", data_wait_pattern); !error.empty()) {
     return Invalid(std::move(error));

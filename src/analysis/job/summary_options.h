@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <regex>
 #include <string>
 
 #include "smprof/status.h"
@@ -10,9 +11,15 @@
 namespace smprof::analysis {
 
 inline constexpr const char* kDefaultStepPattern = R"((?:ProfilerStep#|[Ss]tep[_# ]?|iteration[_ ]?)(\d*))";
-// Annotations (whole name, ECMAScript) during which the host waits for input data:
-// smppy's DataLoader wait. The GPU idle breakdown and step_profile (docs/ANALYSIS.md) use it.
-inline constexpr const char* kDefaultDataWaitPattern = "InputWait";
+// Annotations (whole name, ECMAScript, any case: DataWaitRegex) during which the host waits
+// for input data: smppy's DataLoader wait (InputWait) and the names users give their own data
+// phases (DataLoad, data_loading, get_batch, next_batch, Fetch, load_data, wait_for_data, ...).
+// The GPU idle breakdown and step_profile (docs/ANALYSIS.md) use it.
+inline constexpr const char* kDefaultDataWaitPattern =
+    R"(input(?:[ _.-]?(?:wait|pipeline|load(?:ing)?|fetch))?)"
+    R"(|data(?:[ _.-]?(?:load(?:ing|er)?(?:[ _.-]?(?:next|fetch|iter))?|wait|fetch|input))?)"
+    R"(|(?:load|fetch|get|next|read|wait[ _.-]?for)[ _.-]?(?:data|batch(?:es)?|input))"
+    R"(|fetch|batch[ _.-]?(?:load(?:ing)?|fetch))";
 
 struct SummaryOptions {
   std::string step_pattern = kDefaultStepPattern;
@@ -32,6 +39,9 @@ struct SummaryOptions {
   // on a bad pattern.
   Status Validate() const;
 };
+
+// The data-wait pattern as the summary matches it: whole names, case ignored.
+std::regex DataWaitRegex(const std::string& pattern);
 
 // A stream's wall-clock span so far; each metric extends it with the events it sees.
 struct WallSpan {

@@ -74,7 +74,7 @@ ApiCallRole ApiCallRoleOf(std::string_view name) {
 }
 
 GpuIdleBreakdown::GpuIdleBreakdown(const SummaryOptions& options)
-    : options_(options), steps_(options.step_pattern), data_wait_(options.data_wait_pattern, std::regex::ECMAScript) {}
+    : options_(options), steps_(options.step_pattern), data_wait_(DataWaitRegex(options.data_wait_pattern)) {}
 
 void GpuIdleBreakdown::BeginStream(const ProcessStream& stream) {
   streams_.push_back(std::make_unique<Stream>());

@@ -23,12 +23,25 @@ int CounterOf(std::string_view name) {
 
 bool IsShare(int counter) { return counter <= 1; }
 
+// The length of the union of [start, end) intervals; sorts them.
+std::int64_t UnionLength(std::vector<std::pair<std::int64_t, std::int64_t>>& intervals) {
+  std::sort(intervals.begin(), intervals.end());
+  std::int64_t total = 0;
+  std::int64_t covered_to = INT64_MIN;
+  for (const auto& [start, end] : intervals) {
+    const std::int64_t from = std::max(start, covered_to);
+    if (end > from) total += end - from;
+    covered_to = std::max(covered_to, end);
+  }
+  return total;
+}
+
 }  // namespace
 
 StepProfile::StepProfile(const SummaryOptions& options)
     : max_steps_(options.max_profiled_steps),
       steps_matcher_(options.step_pattern),
-      data_wait_pattern_(options.data_wait_pattern, std::regex::ECMAScript),
+      data_wait_pattern_(DataWaitRegex(options.data_wait_pattern)),
       data_wait_pattern_text_(options.data_wait_pattern) {}
 
 void StepProfile::BeginStream(const ProcessStream& stream) {
@@ -142,9 +155,11 @@ void StepProfile::CloseStep(const internal::AnnotationRow& row, const Name* name
   const std::int64_t window_start = s.last_step_end_ns == INT64_MIN ? start : std::min(start, s.last_step_end_ns);
   // The step's own sums (a Step is made only for the steps kept one by one).
   std::int64_t data_wait_ns = 0;
+  data_waits_.clear();
   CounterSum counters[kCounters];
   // Phases: one level under the step on its thread, or at its level between
-  // the previous step and this one; data waits at any depth on its thread.
+  // the previous step and this one; data waits at any depth on its thread,
+  // nested ones counted once (a user's DataLoad around smppy's InputWait).
   auto& pending = s.pending;
   // Phases gather in a buffer kept from step to step: only the steps kept one by one copy them.
   auto& phases = phases_;
@@ -172,9 +187,10 @@ void StepProfile::CloseStep(const internal::AnnotationRow& row, const Name* name
       }
     }
     if (a.name->kind == Kind::kData && (phase || (inside ? a.depth > row.depth + 1 : a.depth > row.depth))) {
-      data_wait_ns += a.end_ns - a.start_ns;
+      data_waits_.emplace_back(a.start_ns, a.end_ns);
     }
   }
+  data_wait_ns = UnionLength(data_waits_);
   pending.pop_front(kept_from);
   for (const auto& [phase, ns] : phases) s.phase_ns[phase] += ns;
   auto& samples = s.pending_samples;

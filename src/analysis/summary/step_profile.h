@@ -127,8 +127,9 @@ class StepProfile {
   std::string data_wait_pattern_text_;
   std::unordered_map<std::string, std::unique_ptr<Name>> names_;
   std::vector<const Name*> frame_names_;
-  std::vector<const internal::AnnotationRow*> frame_steps_;   // AddFrame's: the frame's steps, in row order
-  std::vector<std::pair<const Name*, std::int64_t>> phases_;  // CloseStep's, reused
+  std::vector<const internal::AnnotationRow*> frame_steps_;        // AddFrame's: the frame's steps, in row order
+  std::vector<std::pair<const Name*, std::int64_t>> phases_;       // CloseStep's, reused
+  std::vector<std::pair<std::int64_t, std::int64_t>> data_waits_;  // CloseStep's [start, end), reused
   std::vector<std::unique_ptr<Stream>> streams_;
   Stream* stream_ = nullptr;
 };

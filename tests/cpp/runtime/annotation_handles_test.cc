@@ -3,7 +3,7 @@
 // the beginning thread's tid), handle 0, begin without a session, handles
 // that outlive their session, the cap on open ranges per thread, races
 // between the owner's lock-free innermost range and ends on other threads,
-// and the count of ranges (handles and scopes) still open at stop.
+// ends under another name, and the count of ranges (handles and scopes) still open at stop.
 #include <gtest/gtest.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -70,6 +70,26 @@ TEST_F(AnnotationHandles, InOrderEndsAreOkAndNest) {
   EXPECT_EQ(ranges["inner"][0].tid, Tid());
   EXPECT_GE(ranges["inner"][0].start_ns, ranges["outer"][0].start_ns);
   EXPECT_LE(ranges["inner"][0].end_ns(), ranges["outer"][0].end_ns());
+}
+
+TEST_F(AnnotationHandles, EndingUnderAnotherNameRecordsThatNameOnce) {
+  const AnnotationHandle outer = AnnotationBegin("ProfilerStep#3");
+  const AnnotationHandle inner = AnnotationBegin("inner");
+  EXPECT_EQ(AnnotationEnd(inner), EndResult::kOk);
+  EXPECT_EQ(AnnotationEnd(outer, InternName("AfterLastStep")), EndResult::kOk);
+  EXPECT_EQ(AnnotationEnd(outer, InternName("AfterLastStep")), EndResult::kUnknownHandle);
+  const AnnotationHandle other_thread = AnnotationBegin("begun here");
+  std::thread([&] { EXPECT_EQ(AnnotationEnd(other_thread, InternName("ended there")), EndResult::kOk); }).join();
+
+  auto ranges = StopAndRead();
+  EXPECT_EQ(ranges.count("ProfilerStep#3"), 0u);
+  EXPECT_EQ(ranges.count("begun here"), 0u);
+  ASSERT_EQ(ranges["AfterLastStep"].size(), 1u);
+  EXPECT_EQ(ranges["AfterLastStep"][0].depth, 0u);
+  EXPECT_LE(ranges["AfterLastStep"][0].start_ns, ranges["inner"][0].start_ns);
+  EXPECT_GE(ranges["AfterLastStep"][0].end_ns(), ranges["inner"][0].end_ns());
+  ASSERT_EQ(ranges["ended there"].size(), 1u);
+  EXPECT_EQ(ranges["ended there"][0].tid, Tid()) << "the beginning thread's tid";
 }
 
 TEST_F(AnnotationHandles, EndingTwiceIsUnknownAndRecordedOnce) {

@@ -84,16 +84,17 @@ def test_fit_steps_are_numbered_across_epochs(keras_run: tuple[Path, dict]) -> N
     out, _ = keras_run
     counts = names(out / "fit")
     steps = BATCHES * EPOCHS
-    # One ProfilerStep#N per batch, N global (never restarting per epoch), and the tail after the last.
+    # One ProfilerStep#N per batch, N global (never restarting per epoch); after the last, AfterLastStep.
     assert {n: c for n, c in counts.items() if n.startswith("ProfilerStep#")} == {
-        f"ProfilerStep#{n}": 1 for n in range(steps + 1)
+        f"ProfilerStep#{n}": 1 for n in range(steps)
     }
     assert {n: c for n, c in counts.items() if not n.startswith("ProfilerStep#")} == {
         **{f"Epoch#{e}": 1 for e in range(EPOCHS)},
         "Validation": EPOCHS,
+        "AfterLastStep": 1,
     }
     # smprof summary / export --steps find the same steps, once each.
-    assert sorted(analysis.load(out / "fit", tables=("steps",)).steps["step"]) == list(range(steps + 1))
+    assert sorted(analysis.load(out / "fit", tables=("steps",)).steps["step"]) == list(range(steps))
 
 
 def test_schedule_records_warmup_and_active_steps_only(keras_run: tuple[Path, dict]) -> None:
@@ -126,6 +127,6 @@ def test_callback_joins_a_session_the_script_started(keras_run: tuple[Path, dict
     assert result["still_profiling"]
     counts = names(out / "joined")
     assert {n for n in counts if n.startswith("ProfilerStep#")} == {
-        f"ProfilerStep#{n}" for n in range(BATCHES + 1)
+        f"ProfilerStep#{n}" for n in range(BATCHES)
     }
     assert counts["Epoch#0"] == 1

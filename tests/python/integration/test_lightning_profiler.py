@@ -53,8 +53,9 @@ def test_lightning_actions_are_annotations_and_batches_global_steps(tmp_path: Pa
     counts = Counter(e["name"] for e in read_annotations(fit))
     steps = BATCHES * EPOCHS
     assert {n: c for n, c in counts.items() if n.startswith("ProfilerStep#")} == {
-        f"ProfilerStep#{n}": 1 for n in range(steps + 1)
+        f"ProfilerStep#{n}": 1 for n in range(steps)
     }
+    assert counts["AfterLastStep"] == 1
     assert counts["[Stage]fit"] == 1
     assert counts["run_training_epoch"] == EPOCHS
     assert counts["run_training_batch"] == steps

@@ -39,14 +39,23 @@ def test_optimizer_steps_input_wait_and_backward(trace_dir: Path) -> None:
     profiler.stop_profiling()
     events = read_annotations(trace_dir)
     counts = Counter(e["name"] for e in events)
-    # The last __next__ ends the epoch (StopIteration) and opens step 3, closed by stop.
-    steps = {f"ProfilerStep#{n}": 1 for n in range(BATCHES + 1)}
-    assert counts == {"InputWait": BATCHES + 1, "DataLoaderFetch": BATCHES, "Backward": BATCHES, **steps}
-    by_name = {e["name"]: e for e in events if e["name"].startswith("ProfilerStep#")}
-    first_wait = min((e for e in events if e["name"] == "InputWait"), key=lambda e: e["ts_ns"])
+    # The last __next__ ends the epoch (StopIteration): what it opened reaches no optimizer step, and the
+    # stop records it as the tail it is, not as a step.
+    steps = {f"ProfilerStep#{n}": 1 for n in range(BATCHES)}
+    assert counts == {
+        "InputWait": BATCHES + 1,
+        "DataLoaderFetch": BATCHES,
+        "Backward": BATCHES,
+        "AfterLastStep": 1,
+        **steps,
+    }
+    by_name = {e["name"]: e for e in events if e["name"].startswith(("ProfilerStep#", "AfterLastStep"))}
+    waits = sorted((e for e in events if e["name"] == "InputWait"), key=lambda e: e["ts_ns"])
     first, second = by_name["ProfilerStep#0"], by_name["ProfilerStep#1"]
-    assert first["ts_ns"] <= first_wait["ts_ns"]
+    assert first["ts_ns"] <= waits[0]["ts_ns"]
     assert first["ts_ns"] + first["dur_ns"] <= second["ts_ns"]
+    last, tail = by_name[f"ProfilerStep#{BATCHES - 1}"], by_name["AfterLastStep"]
+    assert last["ts_ns"] + last["dur_ns"] <= tail["ts_ns"] <= waits[-1]["ts_ns"]
 
 
 def test_module_scopes_to_the_set_depth(trace_dir: Path) -> None:
@@ -63,8 +72,9 @@ def test_manual_steps_turn_automatic_steps_off(trace_dir: Path) -> None:
     profiler.use_manual_steps()
     _train(profiler_steps=True)
     profiler.stop_profiling()
-    steps = [n for n in _names(trace_dir) if n.startswith("ProfilerStep#")]
-    assert steps == [f"ProfilerStep#{n}" for n in range(BATCHES + 1)]
+    steps = [n for n in _names(trace_dir) if n.startswith(("ProfilerStep#", "AfterLastStep"))]
+    # step() ends each step and opens the next: the one open at stop is the tail after the last step.
+    assert steps == [f"ProfilerStep#{n}" for n in range(BATCHES)] + ["AfterLastStep"]
 
 
 def test_hooks_record_nothing_without_torch_auto_steps(trace_dir: Path) -> None:

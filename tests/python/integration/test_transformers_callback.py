@@ -38,10 +38,11 @@ def test_trainer_steps_epochs_and_phases(tmp_path: Path) -> None:
     counts = Counter(e["name"] for e in read_annotations(tmp_path))
     steps = STEPS_PER_EPOCH * EPOCHS
     assert {n: c for n, c in counts.items() if n.startswith("ProfilerStep#")} == {
-        f"ProfilerStep#{n}": 1 for n in range(steps + 1)
+        f"ProfilerStep#{n}": 1 for n in range(steps)
     }
     assert {n: c for n, c in counts.items() if not n.startswith("ProfilerStep#")} == {
         **{f"Epoch#{e}": 1 for e in range(EPOCHS)},
+        "AfterLastStep": 1,
         "OptimizerStep": steps,
         "Evaluate": EPOCHS,
         "Save": EPOCHS,

@@ -193,16 +193,25 @@ def test_the_evidence_names_the_gpu_that_waits(tmp_path: Path) -> None:
 
 def test_a_data_wait_pattern_names_the_users_own_annotation(tmp_path: Path) -> None:
     def fetch(step: StepBuilder) -> None:
-        step.host(0, 2 * MS, "fetch_batch")
+        step.host(0, 2 * MS, "shard_reader")  # no usual name of a data phase
         step.kernels(2 * MS, STEP)
 
     write_job(tmp_path, fetch)
     assert analysis.summarize(tmp_path)["gpu"]["idle"]["data_wait_ns"] == 0
-    summary = analysis.summarize(tmp_path, data_wait_pattern="fetch_.*")
-    assert summary["options"]["data_wait_pattern"] == "fetch_.*"
+    summary = analysis.summarize(tmp_path, data_wait_pattern="shard_.*")
+    assert summary["options"]["data_wait_pattern"] == "shard_.*"
     assert summary["gpu"]["idle"]["data_wait_ns"] == STEPS * 2 * MS
     with pytest.raises(ValueError, match="data_wait_pattern: not a valid regular expression"):
-        analysis.summarize(tmp_path, data_wait_pattern="fetch_(")
+        analysis.summarize(tmp_path, data_wait_pattern="shard_(")
+
+
+def test_the_default_data_wait_pattern_knows_a_users_fetch_batch(tmp_path: Path) -> None:
+    def fetch(step: StepBuilder) -> None:
+        step.host(0, 2 * MS, "Fetch_Batch")
+        step.kernels(2 * MS, STEP)
+
+    write_job(tmp_path, fetch)
+    assert analysis.summarize(tmp_path)["gpu"]["idle"]["data_wait_ns"] == STEPS * 2 * MS
 
 
 def test_smprof_summary_takes_a_data_wait_pattern(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -176,7 +176,7 @@ def _job_with_fetch_waits(trace_dir: Path) -> Path:
     profiler = start_session(trace_dir)
     for step in range(4):
         with smppy.annotate(f"ProfilerStep#{step}"):
-            with smppy.annotate("FetchBatch"):
+            with smppy.annotate("ShardRead"):  # no usual name of a data phase
                 pass
             with smppy.annotate("Forward"):
                 pass
@@ -186,10 +186,10 @@ def _job_with_fetch_waits(trace_dir: Path) -> Path:
 
 def test_input_pipeline_wait_follows_the_data_wait_pattern(trace_dir: Path) -> None:
     job = _job_with_fetch_waits(trace_dir)
-    assert analysis.input_pipeline_wait(analysis.summarize(job, jobs=1)) is None  # default: InputWait
-    wait = analysis.input_pipeline_wait(analysis.summarize(job, jobs=1, data_wait_pattern="Fetch.*"))
+    assert analysis.input_pipeline_wait(analysis.summarize(job, jobs=1)) is None  # not a default name
+    wait = analysis.input_pipeline_wait(analysis.summarize(job, jobs=1, data_wait_pattern="shard.*"))
     assert wait is not None
-    assert (wait["annotation"], wait["count"]) == ("Fetch.*", 4)
+    assert (wait["annotation"], wait["count"], wait["names"]) == ("shard.*", 4, ["ShardRead"])
     assert wait["total_ns"] > 0
 
 
@@ -197,7 +197,7 @@ def test_summary_json_input_pipeline_wait_uses_the_pattern(
     trace_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     job = _job_with_fetch_waits(trace_dir)
-    assert cli.main(["summary", str(job), "--json", "--jobs", "1", "--data-wait-pattern", "Fetch.*"]) == 0
+    assert cli.main(["summary", str(job), "--json", "--jobs", "1", "--data-wait-pattern", "Shard.*"]) == 0
     assert json.loads(capsys.readouterr().out)["input_pipeline_wait"]["count"] == 4
 
 

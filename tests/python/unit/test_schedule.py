@@ -77,7 +77,7 @@ def test_schedule_argument_and_stop_mid_cycle(trace_dir: Path) -> None:
     assert not profiler.is_profiling
     assert _steps_per_file(trace_dir) == [
         ["ProfilerStep#0", "ProfilerStep#1", "ProfilerStep#2"],
-        ["ProfilerStep#3", "ProfilerStep#4"],  # the step open at stop ends there
+        ["ProfilerStep#3", "AfterLastStep"],  # the step open at stop reached no step(): not a step
     ]
 
 
@@ -87,7 +87,7 @@ def test_without_schedule_steps_start_at_the_first_step_call(trace_dir: Path) ->
         profiler.step()
     profiler.stop_profiling()
     profiler.step()  # after stop: a no-op
-    assert _steps_per_file(trace_dir) == [[f"ProfilerStep#{n}" for n in (1, 2, 3)]]
+    assert _steps_per_file(trace_dir) == [["ProfilerStep#1", "ProfilerStep#2", "AfterLastStep"]]
 
 
 def test_manual_steps_before_start_record_step_zero(trace_dir: Path) -> None:
@@ -95,4 +95,4 @@ def test_manual_steps_before_start_record_step_zero(trace_dir: Path) -> None:
     profiler = start_session(trace_dir)
     profiler.step()
     profiler.stop_profiling()
-    assert _steps_per_file(trace_dir) == [["ProfilerStep#0", "ProfilerStep#1"]]
+    assert _steps_per_file(trace_dir) == [["ProfilerStep#0", "AfterLastStep"]]

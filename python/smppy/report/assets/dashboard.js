@@ -309,6 +309,7 @@
     const stats = summary.steps.stats;
     if (!stats.count) return whyEmpty(body, noSteps());
     statLine(body, "steps: " + statsText(stats));
+    if (payload.report.input_wait) statLine(body, "input-pipeline wait: " + payload.report.input_wait);
     histogram(body, stats, "step time");
   }
 

@@ -1,12 +1,14 @@
 // StepProfile on hand-made frames: each step's phases (children, and the
 // annotations between steps), its input-pipeline wait, the counters sampled
-// during it, children that arrive a frame before their step, and the cap on
-// the steps kept one by one.
+// during it, children that arrive a frame before their step, the cap on
+// the steps kept one by one, and the default data pattern's names (nested
+// data waits counted once).
 #include "analysis/summary/step_profile.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -182,6 +184,36 @@ TEST(StepProfile, TheDataPatternMarksUserAnnotations) {
   frame.Range("step", 0, 1000, 0).Range("load_batch", 0, 300, 1).Range("read", 10, 200, 2);
   const std::string json = Profile(options, {frame});
   EXPECT_NE(json.find(R"("data_wait_ns":300,"phases":{"load_batch":300})"), std::string::npos) << json;
+}
+
+TEST(StepProfile, TheDefaultDataPatternKnowsTheNamesUsersGiveTheirDataPhases) {
+  const std::regex data = DataWaitRegex(SummaryOptions().data_wait_pattern);
+  for (const char* name : {"InputWait", "DataLoad", "data_loading", "DataLoader", "DATALOAD", "Data Loading",
+                           "dataloader_next", "DataLoaderFetch", "data", "Input", "input_pipeline", "get_batch",
+                           "GetBatch", "next_batch", "fetch_batch", "Fetch", "load_data", "LoadData", "read_batch",
+                           "wait_for_data", "batch_load", "data_wait"}) {
+    EXPECT_TRUE(std::regex_match(name, data)) << name;
+  }
+  for (const char* name : {"Forward", "Backward", "Optimizer", "step_3", "ProfilerStep#3", "loss", "metadata",
+                           "update", "AllReduce", "checkpoint", "Save", "inputs_to_device", "prefetch_weights"}) {
+    EXPECT_FALSE(std::regex_match(name, data)) << name;
+  }
+}
+
+TEST(StepProfile, NestedDataWaitsCountOnce) {
+  // A SageMaker-style script's DataLoad around smppy's InputWait (smprof run), and a second,
+  // overlapping one on the same thread.
+  FrameBuilder frame;
+  frame.Range("step_0", 0, 1000, 0)
+      .Range("DataLoad", 0, 300, 1)
+      .Range("InputWait", 10, 290, 2)
+      .Range("DataLoaderFetch", 20, 280, 3)
+      .Range("get_batch", 250, 400, 1)
+      .Range("Forward", 400, 1000, 1);
+  const std::string json = Profile(SummaryOptions(), {frame});
+  EXPECT_NE(json.find(R"("data_wait_ns":400,"phases":{"DataLoad":300,"Forward":600,"get_batch":150})"),
+            std::string::npos)
+      << json;
 }
 
 }  // namespace
