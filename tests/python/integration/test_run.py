@@ -14,6 +14,7 @@ import pytest
 from conftest import REPO, read_annotations
 from smppy import analysis
 from smppy.analysis.trace import counter_events, find_trace_files, open_trace
+from smppy.diagnose.input_wait import input_wait_sentence
 
 pytestmark = [pytest.mark.slow, pytest.mark.torch]
 
@@ -52,13 +53,27 @@ def test_torchrun_job_with_spawned_workers_and_no_smppy_import(tmp_path: Path) -
     assert {h["parent_pid"] for h in workers.values()} == {h["pid"] for h in ranks.values()}
     for f in ranks:
         counts = Counter(e["name"] for e in read_annotations(f))
-        assert [counts[f"ProfilerStep#{n}"] for n in range(4)] == [1, 1, 1, 1]
+        # 4 optimizer steps are 4 steps: the fetch after the last opens no fifth one.
+        assert [counts[f"ProfilerStep#{n}"] for n in range(5)] == [1, 1, 1, 1, 0]
+        assert counts["AfterLastStep"] == 1
         assert counts["Backward"] == 4 and counts["InputWait"] >= 4
     for f in workers:  # the machine's counters come from the ranks only
         names = {e["name"] for e in counter_events(open_trace(f))}
         assert "process.cpu_percent" in names
         assert not [n for n in names if n.startswith(("cpu", "machine."))]
     summary = analysis.summarize(str(out))
+    assert [r["steps"]["count"] for r in summary["ranks"] if not r["worker_of_pid"]] == [4, 4]
+    # The summary's input-pipeline wait is the steady-state figure, word for word the report's.
+    wait = analysis.input_pipeline_wait(summary)
+    assert f"input-pipeline wait: {input_wait_sentence(wait)}" in proc.stdout
+    assert "% of steady-state step time" in proc.stdout
+    # Then where to look next, relative to the working directory.
+    next_lines = [line.split("  #")[0].strip() for line in proc.stdout.split("\nnext:\n", 1)[1].splitlines()]
+    assert next_lines[:3] == [
+        "smprof diagnose traces",
+        "smprof report traces -o traces/report.html",
+        "smprof export traces --format perfetto -o traces/timeline.perfetto-trace",
+    ]
     labels = {(r["rank"], r["worker_of_pid"] != 0) for r in summary["ranks"]}
     assert labels == {(0, False), (1, False), (0, True), (1, True)}
     # The session began before init_process_group: the torch hooks took the
