@@ -17,6 +17,7 @@ import shlex
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -152,10 +153,9 @@ def print_next_commands(trace_dir: Path) -> None:
         (f"smprof report {where} -o {report}", "the dashboard, one HTML file"),
         (f"smprof export {where} --format perfetto -o {timeline}", "the timeline, for ui.perfetto.dev"),
     ]
-    width = max(len(c) for c, _ in commands)
     print("\nnext:")
     for command, what in commands:
-        print(f"  {command.ljust(width)}  # {what}")
+        print(f"  # {what}\n  {command}")
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -172,7 +172,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     ).resolve()
     env = job_environment(os.environ, settings, output_dir, bool(args.output), args.native)
     started = time.time() - 1
-    code = run_command(command, env)
+    # Where the job's processes claim the warnings they print, so that each is said once
+    # (src/runtime/warnings.cc); the summary then groups them with their processes.
+    with tempfile.TemporaryDirectory(prefix="smprof-warned-") as warned:
+        code = run_command(command, {**env, "SMP_RUN_WARNED_DIR": warned})
     if not args.no_summary:
         report(trace_directory(env), started)
     return code

@@ -43,6 +43,39 @@ def steady_steps(rank: dict[str, Any]) -> list[dict[str, Any]]:
     return rank["steps"][1:]
 
 
+# A step longer than this many times its rank's median steady-state step stands out: the report
+# lists it and draws the distribution on a log axis (SageMaker's StepOutlier and issue 29's
+# SlowStepFactor use the same factor of 3).
+OUTLIER_FACTOR = 3
+
+
+def outlying_steps(summary: dict[str, Any]) -> list[dict[str, Any]]:
+    """The kept steps of the rank processes (not their workers) longer than ``OUTLIER_FACTOR`` times
+    their rank's median steady-state step, longest first: the warm-up (each rank's first step) and
+    the outliers, each with ``host``, ``rank``, ``pid``, ``step``, ``dur_ns``, ``times_median`` and
+    ``kind`` ("warm-up" or "outlier")."""
+    out = []
+    for rank in summary.get("step_profile", {}).get("per_rank", []):
+        steady = steady_steps(rank)
+        if rank["worker_of_pid"] or not steady:
+            continue
+        typical = median_ns([s["dur_ns"] for s in steady])
+        for i, step in enumerate(rank["steps"]):
+            if typical and step["dur_ns"] > OUTLIER_FACTOR * typical:
+                out.append(
+                    {
+                        "host": rank["host"],
+                        "rank": rank["rank"],
+                        "pid": rank["pid"],
+                        "step": step["step"],
+                        "dur_ns": step["dur_ns"],
+                        "times_median": step["dur_ns"] / typical,
+                        "kind": "warm-up" if i == 0 else "outlier",
+                    }
+                )
+    return sorted(out, key=lambda s: -s["dur_ns"])
+
+
 def training_ranks(summary: dict[str, Any], min_steps: int = 3) -> list[dict[str, Any]]:
     """The rank processes (not their workers) with at least ``min_steps`` steady steps."""
     ranks = summary.get("step_profile", {}).get("per_rank", [])

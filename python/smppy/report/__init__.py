@@ -17,12 +17,14 @@ from smppy.analysis._inputs import require_readable, summary_input
 from smppy.analysis.warning_groups import grouped_warnings
 from smppy.diagnose import diagnose
 from smppy.diagnose.input_wait import input_pipeline_wait, input_wait_sentence
+from smppy.diagnose.steps import OUTLIER_FACTOR, outlying_steps
 from smppy.report.html_document import plotly_bundle, render_html, write_page
 
 DEFAULT_TOP_K = 10
 # Kernels the summary lists by time and by launches: the page's k can go up to this, and the
 # "top 15" panels need at least 15.
 LISTED_KERNELS = 50
+LISTED_OUTLIERS = 20  # the steps panel's table of outlying steps
 
 
 def build_report(
@@ -75,5 +77,10 @@ def _payload(summary: dict[str, Any], top_k: int) -> dict[str, Any]:
         "written": written,
         "warnings": grouped_warnings(summary["warnings"]),
         "input_wait": input_wait_sentence(wait) if wait else None,  # the summary's line, word for word
+        "outlying_steps": {
+            "factor": OUTLIER_FACTOR,
+            "listed": LISTED_OUTLIERS,
+            "steps": outlying_steps(summary),
+        },
     }
     return {"summary": summary, "findings": findings, "report": report}

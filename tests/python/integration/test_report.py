@@ -23,6 +23,7 @@ import pytest
 import synthetic_trace as st
 from conftest import EXAMPLE_STEPS, REPO, run_python
 from driverless_job import GROUPED, NO_DRIVER, write_driverless_job
+from report_page import embedded_payload
 from smppy import analysis
 from smppy.diagnose import diagnose
 from smppy.report import build_report, write_report
@@ -140,10 +141,7 @@ def write_job(directory: Path, *, with_gpu: bool) -> Path:
 
 
 def embedded_summary(page: str) -> dict[str, Any]:
-    """The summary a report page carries (the JSON of its data element)."""
-    match = re.search(r'<script type="application/json" id="smprof-data">(.*?)</script>', page, re.S)
-    assert match, "the page carries its data"
-    return json.loads(match.group(1))["summary"]
+    return embedded_payload(page)["summary"]
 
 
 # ---- without a browser ----------------------------------------------------------------------------
@@ -173,7 +171,7 @@ def test_report_command_prints_the_path_and_embeds_the_summary(tmp_path: Path) -
     assert not re.search(r"src=|href=|url\(|@import|<link", markup), "the page refers to nothing outside"
     summary = embedded_summary(page)
     assert summary["steps"]["stats"]["count"] == 2 * STEPS
-    assert json.loads(re.search(r'"report":(\{.*?\})', page).group(1))["top_k"] == 3
+    assert embedded_payload(page)["report"]["top_k"] == 3
 
 
 def test_report_step_pattern_option_reaches_the_summary(tmp_path: Path) -> None:
@@ -421,3 +419,36 @@ def test_report_of_the_example_training_run_matches_what_it_did(
                   "annotation-histogram"):  # fmt: skip
         assert states[panel] == "plot", (panel, states[panel])
     assert all(states[panel].startswith("no ") for panel in GPU_PANELS), states
+
+
+def _write_job_with_a_warm_up_step(directory: Path) -> Path:
+    """One rank: a first step of 7.2 s, then 81 steps of 8 ms, one of them 40 ms."""
+    frame = st.pb().Frame(sequence=0)
+    st.string_index(frame, "")
+    durations = [7_200_000_000] + [8_000_000] * 81
+    durations[50] = 40_000_000
+    rows, t = [], 1_000_000
+    for n, dur in enumerate(durations):
+        rows.append((t, dur, f"ProfilerStep#{n}", 100, 0))
+        t += dur + 100_000
+    st.add_annotations(frame, rows)
+    m = st.pb()
+    h = st.header(host="host-a", rank=0, world_size=1, job="warm-up-job", pid=4000, realtime_ns=WALL_NS)
+    footer = m.Footer(annotations_written=len(rows), frames_written=1)
+    footer.stop.monotonic_ns = t
+    footer.stop.realtime_ns = WALL_NS + t
+    st.write_trace(directory / "rank0.smprof", h, [frame], footer)
+    return directory
+
+
+def test_step_charts_stay_readable_with_a_900x_warm_up_step(browser: Any, tmp_path: Path) -> None:
+    report = write_report(str(_write_job_with_a_warm_up_step(tmp_path / "traces")), tmp_path / "report.html")
+    open_report(browser, report)
+    layout = "return document.querySelector('section[data-panel=\"{}\"] .js-plotly-plot')._fullLayout.{}"
+    assert browser.execute_script(layout.format("step-time", "xaxis.title.text")) == "duration (log scale)"
+    assert browser.execute_script(layout.format("step-time-per-rank", "yaxis.type")) == "log"
+    rows = browser.execute_script(
+        "return [...document.querySelectorAll('section[data-panel=\"step-time\"] tbody tr')]"
+        ".map(tr => [...tr.cells].map(td => td.textContent))"
+    )
+    assert [(r[2], r[4], r[5]) for r in rows] == [("0", "900×", "warm-up"), ("50", "5×", "outlier")]

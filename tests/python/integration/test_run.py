@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -68,8 +69,8 @@ def test_torchrun_job_with_spawned_workers_and_no_smppy_import(tmp_path: Path) -
     assert f"input-pipeline wait: {input_wait_sentence(wait)}" in proc.stdout
     assert "% of steady-state step time" in proc.stdout
     # Then where to look next, relative to the working directory.
-    next_lines = [line.split("  #")[0].strip() for line in proc.stdout.split("\nnext:\n", 1)[1].splitlines()]
-    assert next_lines[:3] == [
+    next_lines = proc.stdout.split("\nnext:\n", 1)[1].splitlines()
+    assert [line.strip() for line in next_lines[1:6:2]] == [
         "smprof diagnose traces",
         "smprof report traces -o traces/report.html",
         "smprof export traces --format perfetto -o traces/timeline.perfetto-trace",
@@ -221,3 +222,23 @@ def test_native_program_under_ld_preload(tmp_path: Path) -> None:
     assert trace.header["argv"] == [str(tmp_path / "spin")]
     assert "process.cpu_percent" in {e["name"] for e in counter_events(trace)}
     assert trace.footer is not None  # stopped at exit (read after the frames)
+
+
+NO_GPU_DRIVER = not os.path.exists("/proc/driver/nvidia/version")
+
+
+@pytest.mark.skipif(not NO_GPU_DRIVER, reason="needs a machine without a GPU driver")
+def test_a_warning_of_every_process_is_said_once(tmp_path: Path) -> None:
+    out = tmp_path / "traces"
+    children = " & ".join([f"{shlex.quote(sys.executable)} -c pass"] * 3)
+    # The shell (through LD_PRELOAD) and its three Python children: four processes, each warned.
+    proc = smprof_run(
+        ["--set", "EnableCuda=1", "-o", str(out), "--", "sh", "-c", f"{children}; wait"], tmp_path
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert len(find_trace_files(out)) == 4
+    said = [line for line in proc.stderr.splitlines() if "EnableCuda=1: GPU activity is not recorded" in line]
+    assert len(said) == 1, proc.stderr
+    # The summary names every process it concerns, in one line.
+    grouped = [line for line in proc.stdout.splitlines() if line.startswith("warning: collector cuda off")]
+    assert len(grouped) == 1 and "(4 processes" in grouped[0], proc.stdout

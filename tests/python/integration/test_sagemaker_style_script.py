@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from report_page import embedded_payload
 from smppy import analysis
 from smppy.diagnose.input_wait import input_wait_sentence
 from smppy.diff import diff_summaries
@@ -79,10 +79,7 @@ def test_summary_diagnose_report_and_diff_give_one_wait_figure(job: Path) -> Non
     assert f"Steps wait {wait['step_percent']:.0f}% of their time" in finding["title"]
     assert [r["steps"]["count"] for r in summary["ranks"]] == [STEPS, STEPS]
     # The report's steps panel shows the summary's line; diff compares the same figure.
-    page = build_report(str(job))
-    data = re.search(r'<script type="application/json" id="smprof-data">(.*?)</script>', page, re.S)
-    assert data is not None
-    assert json.loads(data.group(1))["report"]["input_wait"] == input_wait_sentence(wait)
+    assert embedded_payload(build_report(str(job)))["report"]["input_wait"] == input_wait_sentence(wait)
     same = diff_summaries(analysis.summarize(job), analysis.summarize(job))
     row = next(r for r in same["steps"] if r["name"] == "input-pipeline wait per step")
     assert row["a_ns"] == row["b_ns"] == wait["wait_per_step_ns"]

@@ -44,12 +44,17 @@
     return { scale: 1, name: "ns" };
   }
 
+  // Values spread over more than this ratio (largest over smallest) are drawn on a log axis: on a
+  // linear one, a warm-up step 900 times the others leaves every other bar a sliver.
+  const LOG_AXIS_SPREAD = 20;
+
   // A bar chart of a summary histogram ([lo_ns, hi_ns, count] rows): one bar per bucket, as wide
-  // as the bucket, on an axis that spans the buckets.
+  // as the bucket, on an axis that spans the buckets (a log axis when they spread widely).
   function histogram(body, stats, name) {
     const bins = stats.histogram;
     const lo = bins[0][0];
     const hi = bins[bins.length - 1][1];
+    if (hi > LOG_AXIS_SPREAD * Math.max(lo, 1)) return logHistogram(body, bins, name);
     const unit = timeUnit(hi);
     const pad = Math.max((hi - lo) * 0.05, hi - bins[bins.length - 1][0]);
     return plot(body, [{
@@ -63,6 +68,41 @@
       marker: { color: COLORS[0] },
     }], {
       xaxis: { title: { text: "duration (" + unit.name + ")" }, range: [Math.max(0, lo - pad) / unit.scale, (hi + pad) / unit.scale] },
+      yaxis: { title: { text: "count" } },
+      bargap: 0,
+    });
+  }
+
+  // The same counts on a log axis, the summary's 16 buckets per octave drawn 4 to a bar (or they
+  // are slivers): positions and widths in log10(ns), a tick at each power of ten.
+  function logHistogram(body, summaryBins, name) {
+    const bins = [];
+    for (const [lo, , count] of summaryBins) {
+      const octaveQuarter = Math.floor(4 * Math.log2(Math.max(lo, 1)));
+      const last = bins[bins.length - 1];
+      if (last && last.key === octaveQuarter) {
+        last[2] += count;
+      } else {
+        bins.push(Object.assign([2 ** (octaveQuarter / 4), 2 ** ((octaveQuarter + 1) / 4), count], { key: octaveQuarter }));
+      }
+    }
+    const log = (ns) => Math.log10(Math.max(ns, 1));
+    const lo = log(bins[0][0]);
+    const hi = log(bins[bins.length - 1][1]);
+    const ticks = [];
+    for (let d = Math.floor(lo); d <= Math.ceil(hi); d++) ticks.push(d);
+    return plot(body, [{
+      type: "bar",
+      name: plotlyText(name),
+      x: bins.map((b) => (log(b[0]) + log(b[1])) / 2),
+      width: bins.map((b) => log(b[1]) - log(b[0])),
+      y: bins.map((b) => b[2]),
+      customdata: bins.map((b) => duration(b[0]) + " – " + duration(b[1])),
+      hovertemplate: "%{customdata}: %{y}<extra></extra>",
+      marker: { color: COLORS[0] },
+    }], {
+      xaxis: { title: { text: "duration (log scale)" }, tickvals: ticks, ticktext: ticks.map((d) => duration(10 ** d)),
+        range: [lo - 0.05, hi + 0.05] },
       yaxis: { title: { text: "count" } },
       bargap: 0,
     });
@@ -311,6 +351,13 @@
     statLine(body, "steps: " + statsText(stats));
     if (payload.report.input_wait) statLine(body, "input-pipeline wait: " + payload.report.input_wait);
     histogram(body, stats, "step time");
+    const outlying = payload.report.outlying_steps;  // diagnose/steps.py
+    if (!outlying.steps.length) return;
+    statLine(body, outlying.steps.length + " step(s) over " + outlying.factor + "× their rank's median " +
+      "steady-state step" + (outlying.steps.length > outlying.listed ? ", the " + outlying.listed + " longest:" : ":"));
+    append(body, table(["host", "rank", "step", "duration", "× median", "what"],
+      outlying.steps.slice(0, outlying.listed).map((s) => [s.host, s.rank, s.step, duration(s.dur_ns),
+        s.times_median.toFixed(0) + "×", s.kind])));
   }
 
   function drawStepsPerRank(body) {
@@ -324,13 +371,14 @@
     }
     const x = perRank.map((r) => plotlyText(r.host + " · rank " + r.rank + " · pid " + r.pid));
     const ms = (f) => perRank.map((r) => r.stats[f] / 1e6);
+    const spread = perRank.some((r) => r.stats.max_ns > LOG_AXIS_SPREAD * Math.max(r.stats.p50_ns, 1));
     plot(body, [
       { type: "bar", name: "mean", x: x, y: ms("mean_ns"),
         marker: { color: perRank.map((r) => (isSlowest(r) ? "#e45756" : COLORS[0])) } },
       { type: "scatter", mode: "markers", name: "p50", x: x, y: ms("p50_ns"), marker: { symbol: "circle", size: 9, color: "#333" } },
       { type: "scatter", mode: "markers", name: "p90", x: x, y: ms("p90_ns"), marker: { symbol: "triangle-up", size: 9, color: "#f58518" } },
       { type: "scatter", mode: "markers", name: "max", x: x, y: ms("max_ns"), marker: { symbol: "x", size: 9, color: "#b279a2" } },
-    ], { yaxis: { title: { text: "step time (ms)" } } });
+    ], { yaxis: spread ? { type: "log", title: { text: "step time (ms, log scale)" } } : { title: { text: "step time (ms)" } } });
   }
 
   function drawLaunchLatency(body) {
