@@ -13,7 +13,7 @@ mkdir -p "$work"
 rm -rf "$work/clone" "$work/venv"
 git clone -q "$repo" "$work/clone"
 python3 -m venv "$work/venv"
-apt_packages=$(bash "$repo/scripts/install_deps.sh" --list | sed -n 's/^debian //p')
+apt_packages=$(bash "$repo/scripts/install_deps.sh" --list | sed -n 's/^debian //p' | tr '\n' ' ')
 # What those packages pull in that a fresh Debian machine lacks (the runtime libraries).
 apt_libraries=(libprotobuf32 libprotobuf-lite32 libprotoc32 libpfm4)
 apt-get clean

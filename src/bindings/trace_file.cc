@@ -109,6 +109,8 @@ py::dict FooterDict(const smprof::trace::Footer& f) {
   out["annotations_written"] = f.annotations_written();
   out["annotations_dropped"] = f.annotations_dropped();
   out["annotations_refused_open_limit"] = f.annotations_refused_open_limit();
+  out["annotation_names_cut"] = f.annotation_names_cut();
+  out["annotation_names_refused"] = f.annotation_names_refused();
   out["frames_written"] = f.frames_written();
   out["open_ranges_at_stop"] = f.open_ranges_at_stop();
   out["counter_samples_written"] = f.counter_samples_written();

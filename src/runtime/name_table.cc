@@ -1,6 +1,22 @@
 #include "runtime/name_table.h"
 
+#include "trace/utf8_text.h"
+
 namespace smprof::internal {
+
+std::string CutName(std::string_view name) {
+  if (name.size() <= NameTable::kMaxNameBytes) return std::string(name);
+  // The marker's length depends on N; N's digits never exceed the whole length's.
+  const std::size_t marker = std::string(" [cut: ").size() + std::to_string(name.size()).size() +
+                             std::string(" bytes]").size();
+  std::size_t keep = 0;
+  while (keep < name.size()) {
+    const std::size_t step = std::max<std::size_t>(Utf8SequenceLength(name.substr(keep)), 1);
+    if (keep + step + marker > NameTable::kMaxNameBytes) break;
+    keep += step;
+  }
+  return std::string(name.substr(0, keep)) + " [cut: " + std::to_string(name.size() - keep) + " bytes]";
+}
 
 NameTable& NameTable::Get() {
   static NameTable* table = new NameTable();  // leaked on purpose
@@ -10,11 +26,21 @@ NameTable& NameTable::Get() {
 NameTable::NameTable() { names_.emplace_back("<too many distinct names>"); }
 
 NameId NameTable::Intern(std::string_view name) {
+  std::string cut;
+  if (name.size() > kMaxNameBytes) {
+    cut = CutName(name);
+    name = cut;
+  }
   std::lock_guard<std::mutex> lock(mutex_);
   if (auto it = ids_.find(name); it != ids_.end()) return it->second;
-  if (names_.size() >= kMaxNames) return kOverflowName;
+  if (names_.size() >= kMaxNames || bytes_ + name.size() > kMaxTableBytes) {
+    refused_.fetch_add(1, std::memory_order_relaxed);
+    return kOverflowName;
+  }
+  if (!cut.empty()) cut_.fetch_add(1, std::memory_order_relaxed);
   const auto id = static_cast<NameId>(names_.size());
   const std::string& stored = names_.emplace_back(name);
+  bytes_ += stored.size();
   ids_.emplace(stored, id);
   return id;
 }

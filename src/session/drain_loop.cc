@@ -36,6 +36,8 @@ DrainResult CountsSince(const DrainResult& now, const DrainResult& then) {
   d.written = now.written - then.written;
   d.dropped = now.dropped - then.dropped;
   d.refused_open_ranges = now.refused_open_ranges - then.refused_open_ranges;
+  d.names_cut = now.names_cut - then.names_cut;
+  d.names_refused = now.names_refused - then.names_refused;
   d.frames = now.frames - then.frames;
   d.counter_samples = now.counter_samples - then.counter_samples;
   d.counter_samples_dropped = now.counter_samples_dropped - then.counter_samples_dropped;
@@ -81,6 +83,8 @@ void RunDrain(const DrainJob& job) {
     EncodeCounters(samples, tracks, &frame);
     result.dropped += recorder.TakeDropped();
     result.refused_open_ranges += recorder.TakeRefusedOpenRanges();
+    result.names_cut += NameTable::Get().TakeCut();
+    result.names_refused += NameTable::Get().TakeRefused();
     frame.set_dropped_total(result.dropped);
     const auto ranges = static_cast<std::uint64_t>(frame.annotations().dur_ns_size());
     // A failed frame is lost and counted; every later frame tries again (in
@@ -156,6 +160,8 @@ void RunDrain(const DrainJob& job) {
   } while (builder.size() + gpu.size() > 0);
   result.dropped += recorder.TakeDropped();
   result.refused_open_ranges += recorder.TakeRefusedOpenRanges();
+  result.names_cut += NameTable::Get().TakeCut();
+  result.names_refused += NameTable::Get().TakeRefused();
 }
 
 }  // namespace smprof::internal

@@ -14,6 +14,8 @@ struct DrainResult {
   std::uint64_t written = 0;              // annotations
   std::uint64_t dropped = 0;              // annotations refused by the full buffer pool
   std::uint64_t refused_open_ranges = 0;  // annotation_begin past the per-thread open-range limit
+  std::uint64_t names_cut = 0;            // names cut at NameTable::kMaxNameBytes
+  std::uint64_t names_refused = 0;        // names given NameTable::kOverflowName
   std::uint64_t frames = 0;
   std::uint64_t counter_samples = 0;
   std::uint64_t counter_samples_dropped = 0;

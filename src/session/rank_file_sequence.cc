@@ -81,6 +81,8 @@ Status RankFileSequence::CloseCurrent(const DrainResult& session_counts, std::ui
   footer.set_annotations_written(counts.written);
   footer.set_annotations_dropped(counts.dropped);
   footer.set_annotations_refused_open_limit(counts.refused_open_ranges);
+  footer.set_annotation_names_cut(counts.names_cut);
+  footer.set_annotation_names_refused(counts.names_refused);
   footer.set_frames_written(counts.frames);
   footer.set_open_ranges_at_stop(open_ranges);
   footer.set_counter_samples_written(counts.counter_samples);

@@ -187,6 +187,8 @@ Status StartLocked(SessionState& s, const ResolvedConfig& config, const ClockPai
   ClearClockAlignments();
   recorder.TakeDropped();
   recorder.TakeRefusedOpenRanges();
+  NameTable::Get().TakeCut();  // names cut or refused before this session are not its loss
+  NameTable::Get().TakeRefused();
 
   static std::once_flag exit_hook;
   std::call_once(exit_hook, [] { std::atexit(StopAtExit); });

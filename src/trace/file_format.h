@@ -28,6 +28,19 @@ inline constexpr std::string_view kFooterTag = "SMPE";
 
 enum class Encoding : std::uint8_t { kRaw = 0, kZstd = 1 };
 
+// What a zstd chunk may make the reader allocate (docs/TRACE_FORMAT.md, "Limits when reading"):
+// a message decompresses to at most kMaxChunkBytes, and past kSmallMessageBytes to at most
+// kMaxCompressionRatio times its stored size (frames of real events compress far less), so a
+// small file cannot claim or inflate into gigabytes. The writer stores a message that would pass
+// this limit raw (TraceWriter::Append): what it writes, the reader reads.
+inline constexpr std::uint64_t kSmallMessageBytes = 16u << 20;
+inline constexpr std::uint64_t kMaxCompressionRatio = 1024;
+inline constexpr std::uint64_t MaxDecompressedBytes(std::uint64_t stored) {
+  const std::uint64_t by_ratio = stored * kMaxCompressionRatio;
+  const std::uint64_t at_least = by_ratio > kSmallMessageBytes ? by_ratio : kSmallMessageBytes;
+  return at_least < kMaxChunkBytes ? at_least : kMaxChunkBytes;
+}
+
 std::uint32_t Crc32(const void* data, std::size_t size);
 
 }  // namespace smprof::trace_format

@@ -11,6 +11,7 @@ void FrameTables::Reset(trace::Frame* frame) {
   names_used_.clear();
   text_index_.clear();
   thread_index_.clear();
+  string_bytes_ = 0;
 }
 
 std::uint32_t FrameTables::Name(smprof::NameId id) {
@@ -20,13 +21,17 @@ std::uint32_t FrameTables::Name(smprof::NameId id) {
     slot = static_cast<std::uint32_t>(frame_->strings_size()) + 1;
     names_used_.push_back(id);
     frame_->add_strings(names_(id));
+    string_bytes_ += frame_->strings(frame_->strings_size() - 1).size();
   }
   return slot - 1;
 }
 
 std::uint32_t FrameTables::Text(std::string_view text) {
   auto [it, added] = text_index_.try_emplace(std::string(text), frame_->strings_size());
-  if (added) frame_->add_strings(std::string(text));
+  if (added) {
+    frame_->add_strings(std::string(text));
+    string_bytes_ += text.size();
+  }
   return it->second;
 }
 
@@ -58,7 +63,8 @@ void FrameBuilder::Build(std::uint64_t sequence, trace::Frame* frame, std::size_
   columns->mutable_depth()->Reserve(n);
   std::int64_t previous = n > 0 ? first->start_ns : 0;
   columns->set_base_ns(previous);
-  for (auto it = first; it != last; ++it) {
+  auto it = first;
+  for (; it != last && tables_.string_bytes() < FrameTables::kStringBudgetBytes; ++it) {
     const AnnotationRecord& r = *it;
     columns->add_start_delta_ns(r.start_ns - previous);
     previous = r.start_ns;
@@ -67,7 +73,7 @@ void FrameBuilder::Build(std::uint64_t sequence, trace::Frame* frame, std::size_
     columns->add_thread_index(tables_.Thread(r.tid));
     columns->add_depth(r.depth);
   }
-  head_ += static_cast<std::size_t>(n);
+  head_ += static_cast<std::size_t>(it - first);
   if (head_ == pending_.size()) {
     pending_.clear();
     head_ = 0;

@@ -24,6 +24,12 @@ namespace smprof::internal {
 // (annotations, GPU activity, API calls, ...) indexes the same two lists.
 class FrameTables {
  public:
+  // FrameBuilder takes no more annotations once the frame's strings hold this
+  // many bytes: with names of at most 16 KiB (NameTable) and 65,536 rows per
+  // table, no frame the writer makes passes 16 MiB decompressed, the size the
+  // reader takes at any compression ratio (docs/TRACE_FORMAT.md "Limits").
+  static constexpr std::size_t kStringBudgetBytes = 4 << 20;
+
   using NameLookup = std::function<std::string(smprof::NameId)>;
   using ThreadNameLookup = std::function<std::string(std::uint32_t tid)>;
 
@@ -38,6 +44,9 @@ class FrameTables {
   std::uint32_t Text(std::string_view text);
   std::uint32_t Thread(std::uint32_t tid);
 
+  // Bytes of the strings added since Reset.
+  std::size_t string_bytes() const { return string_bytes_; }
+
  private:
   NameLookup names_;
   ThreadNameLookup thread_names_;
@@ -49,6 +58,7 @@ class FrameTables {
   std::vector<smprof::NameId> names_used_;
   std::unordered_map<std::string, std::uint32_t> text_index_;
   std::unordered_map<std::uint32_t, std::uint32_t> thread_index_;
+  std::size_t string_bytes_ = 0;
 };
 
 class FrameBuilder {
@@ -64,7 +74,8 @@ class FrameBuilder {
   std::size_t size() const { return pending_.size() - head_; }
 
   // Moves the first `limit` pending records (in arrival order) into `frame`,
-  // sorted by start time.
+  // sorted by start time; fewer once the frame's strings reach
+  // FrameTables::kStringBudgetBytes (the rest wait for the next frame).
   void Build(std::uint64_t sequence, trace::Frame* frame, std::size_t limit = SIZE_MAX);
 
   // The tables of the frame last built, for the other tables of that frame

@@ -353,10 +353,34 @@ void GpuFrameEncoder::ResendMetadata() {
   std::sort(unsent_contexts_.begin(), unsent_contexts_.end());
 }
 
+namespace {
+
+// How many of the next `n` rows fit the frame's string budget
+// (FrameTables::kStringBudgetBytes): their names enter the frame's strings as
+// they are counted, the rows past the budget wait for the next frame.
+template <typename Row>
+std::size_t WithinStringBudget(const Row* rows, std::size_t n, FrameTables* tables) {
+  std::size_t k = 0;
+  while (k < n && tables->string_bytes() < FrameTables::kStringBudgetBytes) tables->Name(rows[k++].name);
+  return k;
+}
+
+// The same for external correlations, whose name is in the frame only when the id is smprof's.
+std::size_t WithinStringBudget(const ExternalCorrelationRecord* rows, std::size_t n, FrameTables* tables) {
+  std::size_t k = 0;
+  for (; k < n && tables->string_bytes() < FrameTables::kStringBudgetBytes; ++k) {
+    if (rows[k].external_kind == kSmprofExternalCorrelationKindValue) tables->Name(rows[k].name);
+  }
+  return k;
+}
+
+}  // namespace
+
 template <typename Row, typename Table, typename EncodeFn>
 std::uint64_t GpuFrameEncoder::Encode(Pending<Row>* pending, std::size_t limit, FrameTables* tables, Table* table,
                                       EncodeFn encode) {
-  const std::size_t n = std::min(limit, pending->size());
+  const std::size_t n =
+      WithinStringBudget(pending->rows.data() + pending->head, std::min(limit, pending->size()), tables);
   encode(StartOrder<Row>(pending->rows.data() + pending->head, n, &sort_keys_), tables, table);
   pending->Pop(n);
   return n;
@@ -372,7 +396,7 @@ std::uint64_t GpuFrameEncoder::Build(FrameTables* tables, trace::Frame* frame, s
   }
   if (external_correlations_.size() > 0) {
     const ExternalCorrelationRecord* first = external_correlations_.rows.data() + external_correlations_.head;
-    const std::size_t n = std::min(limit, external_correlations_.size());
+    const std::size_t n = WithinStringBudget(first, std::min(limit, external_correlations_.size()), tables);
     EncodeExternalCorrelations(first, first + n, tables, frame->mutable_external_correlations());
     rows += n;
     external_correlations_.Pop(n);

@@ -19,20 +19,9 @@ std::uint32_t GetU32(const unsigned char* p) {
          static_cast<std::uint32_t>(p[2]) << 16 | static_cast<std::uint32_t>(p[3]) << 24;
 }
 
-// What a chunk may make the reader allocate (docs/TRACE_FORMAT.md, "Limits when reading"): a
-// message decompresses to at most kMaxMessageBytes, and past kSmallMessageBytes to at most
-// kMaxCompressionRatio times its stored size (frames of real events compress far less), so a
-// small file cannot claim or inflate into gigabytes. A message has at most kMaxMessageFields
-// top-level fields: each repeated string or message costs tens of bytes once parsed, from as
-// little as two on disk.
-constexpr std::uint64_t kMaxMessageBytes = trace_format::kMaxChunkBytes;
-constexpr std::uint64_t kSmallMessageBytes = 16u << 20;
-constexpr std::uint64_t kMaxCompressionRatio = 1024;
+// A message has at most kMaxMessageFields top-level fields: each repeated string or message
+// costs tens of bytes once parsed, from as little as two on disk.
 constexpr std::uint64_t kMaxMessageFields = 1u << 21;
-
-std::uint64_t MaxDecompressedBytes(std::uint64_t stored) {
-  return std::min(kMaxMessageBytes, std::max(kSmallMessageBytes, stored * kMaxCompressionRatio));
-}
 
 // Skips one base-128 varint; false if it runs past `end` or over 10 bytes.
 bool SkipVarint(const unsigned char*& p, const unsigned char* end, std::uint64_t* value) {
@@ -258,9 +247,9 @@ TraceReader::ChunkResult TraceReader::ReadChunk(std::string* tag) {
       SetProblem(start, "corrupt: bad zstd frame");
       return ChunkResult::kProblem;
     }
-    if (size > MaxDecompressedBytes(length)) {
+    if (size > trace_format::MaxDecompressedBytes(length)) {
       SetProblem(start, "corrupt: a " + std::to_string(length) + "-byte zstd frame claims " + std::to_string(size) +
-                            " bytes, over the reader's limit of " + std::to_string(MaxDecompressedBytes(length)) +
+                            " bytes, over the reader's limit of " + std::to_string(trace_format::MaxDecompressedBytes(length)) +
                             " (see 'Limits when reading' in docs/TRACE_FORMAT.md)");
       return ChunkResult::kProblem;
     }

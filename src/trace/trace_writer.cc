@@ -60,9 +60,13 @@ Status TraceWriter::Append(std::string_view tag, const google::protobuf::Message
     if (ZSTD_isError(n)) return Status(StatusCode::kInternal, std::string("zstd: ") + ZSTD_getErrorName(n));
     chunk_.resize(trace_format::kChunkHeaderBytes + n);
     encoding = trace_format::Encoding::kZstd;
-  } else {
-    chunk_ += serialized_;
+    // Compressed past the reader's ratio limit (over 16 MiB of repetitive content): stored raw.
+    if (serialized_.size() > trace_format::MaxDecompressedBytes(n)) {
+      chunk_.resize(trace_format::kChunkHeaderBytes);
+      encoding = trace_format::Encoding::kRaw;
+    }
   }
+  if (encoding == trace_format::Encoding::kRaw) chunk_ += serialized_;
   const std::size_t payload = chunk_.size() - trace_format::kChunkHeaderBytes;
   if (payload > trace_format::kMaxChunkBytes) {
     return Status(StatusCode::kInternal, "trace chunk too large");

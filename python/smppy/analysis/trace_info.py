@@ -51,6 +51,8 @@ class TraceInfo:
     frames_lost_to_write_errors: int = 0
     annotations_lost_to_write_errors: int = 0
     refused_open_limit: int = 0  # annotation_begin past 4096 open ranges on a thread (footer only)
+    names_cut: int = 0  # names cut at 16 KiB (footer only)
+    names_refused: int = 0  # names past the name table's limits (footer only)
     last_write_error: str = ""
 
     @property
@@ -141,6 +143,8 @@ class TraceInfo:
             "frames_lost_to_write_errors": self.frames_lost_to_write_errors,
             "annotations_lost_to_write_errors": self.annotations_lost_to_write_errors,
             "refused_open_limit": self.refused_open_limit,
+            "annotation_names_cut": self.names_cut,
+            "annotation_names_refused": self.names_refused,
             "last_write_error": self.last_write_error,
             "gpu_devices": self.gpu_devices,
             "cupti_version": h["cupti_version"],
@@ -187,6 +191,8 @@ def read_info(path: Path) -> TraceInfo:
         info.frames_lost_to_write_errors = info.footer["frames_lost_to_write_errors"]
         info.annotations_lost_to_write_errors = info.footer["annotations_lost_to_write_errors"]
         info.refused_open_limit = info.footer["annotations_refused_open_limit"]
+        info.names_cut = info.footer["annotation_names_cut"]
+        info.names_refused = info.footer["annotation_names_refused"]
         info.last_write_error = info.footer["last_write_error"]
     return info
 

@@ -48,6 +48,11 @@ def _print_info(infos: list[TraceInfo], top: int) -> None:
                 f"  not recorded: {info.refused_open_limit} annotation_begin calls past 4096 ranges open"
                 " on one thread"
             )
+        if info.names_cut or info.names_refused:
+            print(
+                f"  names not kept whole: {info.names_cut} cut at 16 KiB (ending ' [cut: N bytes]'), "
+                f"{info.names_refused} past the name table's limits (as '<too many distinct names>')"
+            )
         print(f"  counters: {info.counter_samples} samples of {len(info.counters)} counters")
         for line in info.gpu_lines():
             print(line)

@@ -103,6 +103,8 @@ void SummaryBuilder::EndFile(const FileReadResult& result) {
     if (!f.gpu_collection().foreign_client().empty()) ++processes_with_foreign_client_;
     footer_drops_.lost_to_write_errors += f.annotations_lost_to_write_errors();
     footer_drops_.refused_open_limit += f.annotations_refused_open_limit();
+    footer_drops_.names_cut += f.annotation_names_cut();
+    footer_drops_.names_refused += f.annotation_names_refused();
   }
   process_->files.push_back({result.frames, result.has_footer && result.problem.empty(), result.problem});
   if (!result.problem.empty()) process_->read_warnings.push_back(ReadProblemWarning(result));
@@ -124,6 +126,8 @@ void SummaryBuilder::EndStream() {
   AddGpuCollection(footer_drops_.gpu_collection, &drops_.gpu_collection);
   drops_.lost_to_write_errors += footer_drops_.lost_to_write_errors;
   drops_.refused_open_limit += footer_drops_.refused_open_limit;
+  drops_.names_cut += footer_drops_.names_cut;
+  drops_.names_refused += footer_drops_.names_refused;
   process_ = nullptr;
   current_file_ = nullptr;
 }
@@ -156,6 +160,8 @@ void SummaryBuilder::Save(PartialEncoder& out) const {
   out.Message(drops_.gpu_collection);
   out.Uint(drops_.lost_to_write_errors);
   out.Uint(drops_.refused_open_limit);
+  out.Uint(drops_.names_cut);
+  out.Uint(drops_.names_refused);
   out.Uint(processes_with_foreign_client_);
   annotations_.Save(out);
   gpu_.Save(out);
@@ -197,6 +203,8 @@ void SummaryBuilder::MergeFrom(PartialDecoder& in) {
   AddGpuCollection(gpu_collection, &drops_.gpu_collection);
   drops_.lost_to_write_errors += in.Uint();
   drops_.refused_open_limit += in.Uint();
+  drops_.names_cut += in.Uint();
+  drops_.names_refused += in.Uint();
   processes_with_foreign_client_ += in.Uint();
   annotations_.MergeFrom(in);
   gpu_.MergeFrom(in);
@@ -399,6 +407,8 @@ std::string SummaryBuilder::Write(const std::vector<std::string>& listing_warnin
       .Field("open_ranges_at_stop", drops_.open_ranges)
       .Field("annotations_lost_to_write_errors", drops_.lost_to_write_errors)
       .Field("annotations_refused_open_limit", drops_.refused_open_limit)
+      .Field("annotation_names_cut", drops_.names_cut)
+      .Field("annotation_names_refused", drops_.names_refused)
       .Field("gpu_records_dropped", drops_.gpu)
       .Field("cupti_records_dropped", drops_.cupti)
       .Field("late_gpu_records", gpu_.late_records())

@@ -76,6 +76,8 @@ class SummaryBuilder : public FrameVisitor {
     trace::GpuCollectionReport gpu_collection;  // counts summed; the strings are not kept
     std::uint64_t lost_to_write_errors = 0;     // annotations (footer only)
     std::uint64_t refused_open_limit = 0;       // annotation_begin past 4096 open (footer only)
+    std::uint64_t names_cut = 0;                // names cut at 16 KiB (footer only)
+    std::uint64_t names_refused = 0;            // names past the name table's limits (footer only)
   };
 
   void WriteJob(JsonWriter& out, const WallSpan& job_span) const;

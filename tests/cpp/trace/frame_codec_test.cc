@@ -1,7 +1,8 @@
 // FrameBuilder -> Frame -> DecodeAnnotations: records come back exactly
 // (sorted by start time, ties in insertion order) with their names, thread
 // ids and depths; names and threads are interned once per frame; the frame
-// survives protobuf serialization; malformed frames are rejected by name.
+// survives protobuf serialization; a frame's strings stay within their
+// budget; malformed frames are rejected by name.
 #include "trace/frame_codec.h"
 
 #include <gtest/gtest.h>
@@ -34,6 +35,31 @@ std::vector<AnnotationRow> Decode(const trace::Frame& frame) {
   const Status status = DecodeAnnotations(frame, &rows);
   EXPECT_TRUE(status.ok()) << status.message();
   return rows;
+}
+
+TEST(FrameCodec, AFramesStringsStayWithinTheirBudgetTheRestWaits) {
+  // 1,000 distinct names of 16 KiB (the name table's limit): 16 MB, four frames' worth.
+  constexpr int kRecords = 1000;
+  constexpr std::size_t kNameBytes = 16 << 10;
+  FrameBuilder builder([](NameId id) { return std::to_string(id) + std::string(kNameBytes - 8, 'n'); },
+                       [](std::uint32_t) { return std::string("t"); });
+  std::vector<AnnotationRecord> records;
+  for (int i = 0; i < kRecords; ++i) records.push_back(Rec(i * 10, 5, static_cast<NameId>(i + 1), 1, 0));
+  builder.Add(records.data(), records.size());
+  std::vector<std::int64_t> starts;
+  int frames = 0;
+  while (builder.size() > 0) {
+    trace::Frame frame;
+    builder.Build(frames++, &frame);
+    std::size_t bytes = 0;
+    for (const std::string& s : frame.strings()) bytes += s.size();
+    EXPECT_LT(bytes, FrameTables::kStringBudgetBytes + kNameBytes);
+    for (const AnnotationRow& row : Decode(frame)) starts.push_back(row.start_ns);
+  }
+  EXPECT_EQ(frames, static_cast<int>((kRecords * (kNameBytes - 8 + 3) + FrameTables::kStringBudgetBytes - 1) /
+                                     FrameTables::kStringBudgetBytes));
+  ASSERT_EQ(starts.size(), static_cast<std::size_t>(kRecords));
+  for (int i = 0; i < kRecords; ++i) EXPECT_EQ(starts[i], i * 10) << "every record once, in order";
 }
 
 TEST(FrameCodec, RoundTripGivesBackEveryRecordSortedByStart) {

@@ -214,6 +214,37 @@ TEST(GpuCodec, LargeBacklogsSplitIntoBoundedFramesAndComeBackWhole) {
   for (int i = 0; i < kRows; ++i) EXPECT_EQ(correlations[i], static_cast<std::uint32_t>(i));
 }
 
+TEST(GpuCodec, AFramesStringsStayWithinTheirBudgetTheRestWaits) {
+  // 1,000 kernels of distinct 16 KiB names: four frames' worth of strings.
+  constexpr int kRows = 1000;
+  constexpr std::size_t kNameBytes = 16 << 10;
+  FrameBuilder builder([](NameId id) { return std::to_string(id) + std::string(kNameBytes - 8, 'k'); },
+                       [](std::uint32_t) { return std::string("t"); });
+  GpuFrameEncoder encoder;
+  GpuBatch batch;
+  for (int i = 0; i < kRows; ++i) {
+    batch.activities.push_back(Kernel(i * 10, i));
+    batch.activities.back().name = static_cast<NameId>(i + 1);
+  }
+  encoder.Add(std::move(batch));
+  std::vector<std::uint32_t> correlations;
+  int frames = 0;
+  while (encoder.size() > 0) {
+    trace::Frame frame;
+    builder.Build(frames++, &frame);
+    encoder.Build(&builder.tables(), &frame);
+    std::size_t bytes = 0;
+    for (const std::string& s : frame.strings()) bytes += s.size();
+    EXPECT_LT(bytes, FrameTables::kStringBudgetBytes + kNameBytes);
+    std::vector<GpuActivityRow> rows;
+    ASSERT_TRUE(DecodeGpuActivities(Reparse(frame), &rows).ok());
+    for (const GpuActivityRow& row : rows) correlations.push_back(row.correlation_id);
+  }
+  EXPECT_EQ(frames, 4);
+  ASSERT_EQ(correlations.size(), static_cast<std::size_t>(kRows));
+  for (int i = 0; i < kRows; ++i) EXPECT_EQ(correlations[i], static_cast<std::uint32_t>(i));
+}
+
 TEST(GpuCodec, DevicesAndContextsAreSentOnceAndAgainAfterResend) {
   FrameBuilder builder = MakeBuilder();
   GpuFrameEncoder encoder;

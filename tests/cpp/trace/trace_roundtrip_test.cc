@@ -1,5 +1,5 @@
 // Round trips through the trace file: TraceWriter -> TraceReader with and
-// without compression, and a whole session (Start, SMPROF_ANNOTATE nested 3
+// without compression, frames at the reader's size limit, and a whole session (Start, SMPROF_ANNOTATE nested 3
 // deep, nested handles, Stop) read back with exact counts, names, depths,
 // thread ids, header and footer, and times inside what the test measured.
 #include <gtest/gtest.h>
@@ -99,6 +99,73 @@ TEST_P(WriterReaderRoundTrip, EveryMessageComesBackIdentical) {
 }
 
 INSTANTIATE_TEST_SUITE_P(CompressionLevels, WriterReaderRoundTrip, ::testing::Values(0, 1, 3, 19));
+
+// A frame of one string, `bytes` long when serialized.
+trace::Frame FrameOfSize(std::size_t bytes, bool random) {
+  trace::Frame frame;
+  std::string* text = frame.add_strings();
+  std::size_t length = bytes;
+  frame.mutable_strings(0)->assign(length, 'a');
+  while (frame.ByteSizeLong() > bytes) frame.mutable_strings(0)->resize(--length);
+  if (random) {
+    std::uint64_t x = 88172645463325252ull;
+    for (char& c : *text) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      c = static_cast<char>('a' + x % 26);
+    }
+  }
+  return frame;
+}
+
+// The encoding byte of the file's second chunk (the first is the header).
+int SecondChunkEncoding(const std::string& path, std::uint32_t first_payload) {
+  std::ifstream in(path, std::ios::binary);
+  in.seekg(static_cast<std::streamoff>(sizeof(trace_format::kMagic) + trace_format::kChunkHeaderBytes + first_payload +
+                                       8));
+  return in.get();
+}
+
+// At the reader's ratio-free limit (16 MiB), one byte under and one over, compressible and random:
+// the writer stores what the reader would refuse raw, and every frame reads back.
+TEST(TraceWriter, NoFrameItWritesPassesTheReadersLimit) {
+  constexpr std::size_t kLimit = trace_format::kSmallMessageBytes;
+  for (const bool random : {false, true}) {
+    for (const std::size_t size : {kLimit - 1, kLimit, kLimit + 1, 3 * kLimit}) {
+      SCOPED_TRACE((random ? "random, " : "compressible, ") + std::to_string(size) + " bytes");
+      TempDir dir;
+      const std::string path = dir.File("big.smprof");
+      std::unique_ptr<TraceWriter> writer;
+      ASSERT_TRUE(TraceWriter::Create(path, 3, &writer).ok());
+      trace::FileHeader header;
+      header.set_format_version(1);
+      ASSERT_TRUE(writer->Append(trace_format::kHeaderTag, header).ok());
+      const std::uint64_t header_bytes = writer->bytes_written();
+      const trace::Frame frame = FrameOfSize(size, random);
+      ASSERT_EQ(frame.ByteSizeLong(), size);
+      ASSERT_TRUE(writer->Append(trace_format::kFrameTag, frame).ok());
+      trace::Footer footer;
+      footer.set_frames_written(1);
+      ASSERT_TRUE(writer->Append(trace_format::kFooterTag, footer).ok());
+      ASSERT_TRUE(writer->Close().ok());
+      std::uint32_t header_payload = 0;
+      {
+        std::ifstream in(path, std::ios::binary);
+        in.seekg(static_cast<std::streamoff>(sizeof(trace_format::kMagic) + 4));
+        unsigned char length[4];
+        in.read(reinterpret_cast<char*>(length), 4);
+        header_payload = length[0] | length[1] << 8 | length[2] << 16 | static_cast<std::uint32_t>(length[3]) << 24;
+      }
+      ASSERT_EQ(header_bytes, sizeof(trace_format::kMagic) + trace_format::kChunkHeaderBytes + header_payload);
+      const bool raw = !random && size > kLimit;  // only repetitive content past 16 MiB passes 1024:1
+      EXPECT_EQ(SecondChunkEncoding(path, header_payload), raw ? 0 : 1);
+      const TraceFileContents read = ReadTraceFile(path);
+      ASSERT_TRUE(read.open_status.ok()) << read.open_status.message();
+      EXPECT_TRUE(read.problem.empty()) << read.problem;
+      ASSERT_EQ(read.frames.size(), 1u);
+      EXPECT_EQ(read.frames[0].strings(0), frame.strings(0));
+    }
+  }
+}
 
 TEST(Crc32, IsTheStandardCrc32AtEveryLengthAndAlignment) {
   EXPECT_EQ(trace_format::Crc32("123456789", 9), 0xCBF43926u);  // the CRC-32 check value

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import random
+import string
 import threading
 import warnings
 from collections import Counter
@@ -257,3 +259,36 @@ def test_ranges_past_the_open_limit_are_counted_not_lost_silently(trace_dir: Pat
     assert info.footer["annotations_refused_open_limit"] == info.refused_open_limit == refused
     assert analysis.summarize(str(trace_dir))["drops"]["annotations_refused_open_limit"] == refused
     assert smppy.SMProfiler.instance().last_session()["annotations_dropped"] == refused
+
+
+def test_names_past_16_kib_are_cut_counted_and_the_trace_reads_back(trace_dir: Path) -> None:
+    # A 17,000,000-character name once made a frame the reader refused (a 1,683-byte zstd frame
+    # claiming 17 MB), losing every annotation of the file. Names at the limit, one byte under and
+    # one over, compressible and random, and 200 ordinary annotations all read back.
+    limit = 16 * 1024
+    rng = random.Random(7)
+
+    def random_name(size: int) -> str:
+        return "".join(rng.choice(string.ascii_letters) for _ in range(size))
+
+    whole = ["a" * (limit - 1), "b" * limit, random_name(limit - 1), random_name(limit)]
+    cut = ["c" * (limit + 1), random_name(limit + 1), "d" * 17_000_000, random_name(200_000)]
+    start_session(trace_dir)
+    for name in whole + cut:
+        with smppy.annotate(name):
+            pass
+    for i in range(200):
+        with smppy.annotate(f"step_{i}"):
+            pass
+    stop()
+    names = [e["name"] for e in read_annotations(trace_dir)]
+    assert len(names) == len(whole) + len(cut) + 200
+    assert [n for n in names if not n.startswith("step_")][: len(whole)] == whole
+    for original, recorded in zip(cut, names[len(whole) : len(whole) + len(cut)]):
+        kept = recorded.index(" [cut: ")
+        assert len(recorded.encode()) <= limit and recorded[:kept] == original[:kept]
+        assert recorded[kept:] == f" [cut: {len(original) - kept} bytes]"
+    [file] = find_trace_files(trace_dir)
+    info = read_info(file)
+    assert info.problem is None and info.names_cut == len(cut) and info.names_refused == 0
+    assert analysis.summarize(str(trace_dir))["drops"]["annotation_names_cut"] == len(cut)
