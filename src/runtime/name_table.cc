@@ -7,8 +7,8 @@ namespace smprof::internal {
 std::string CutName(std::string_view name) {
   if (name.size() <= NameTable::kMaxNameBytes) return std::string(name);
   // The marker's length depends on N; N's digits never exceed the whole length's.
-  const std::size_t marker = std::string(" [cut: ").size() + std::to_string(name.size()).size() +
-                             std::string(" bytes]").size();
+  const std::size_t marker =
+      std::string(" [cut: ").size() + std::to_string(name.size()).size() + std::string(" bytes]").size();
   std::size_t keep = 0;
   while (keep < name.size()) {
     const std::size_t step = std::max<std::size_t>(Utf8SequenceLength(name.substr(keep)), 1);

@@ -249,7 +249,8 @@ TraceReader::ChunkResult TraceReader::ReadChunk(std::string* tag) {
     }
     if (size > trace_format::MaxDecompressedBytes(length)) {
       SetProblem(start, "corrupt: a " + std::to_string(length) + "-byte zstd frame claims " + std::to_string(size) +
-                            " bytes, over the reader's limit of " + std::to_string(trace_format::MaxDecompressedBytes(length)) +
+                            " bytes, over the reader's limit of " +
+                            std::to_string(trace_format::MaxDecompressedBytes(length)) +
                             " (see 'Limits when reading' in docs/TRACE_FORMAT.md)");
       return ChunkResult::kProblem;
     }

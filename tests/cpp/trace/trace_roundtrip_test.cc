@@ -120,8 +120,8 @@ trace::Frame FrameOfSize(std::size_t bytes, bool random) {
 // The encoding byte of the file's second chunk (the first is the header).
 int SecondChunkEncoding(const std::string& path, std::uint32_t first_payload) {
   std::ifstream in(path, std::ios::binary);
-  in.seekg(static_cast<std::streamoff>(sizeof(trace_format::kMagic) + trace_format::kChunkHeaderBytes + first_payload +
-                                       8));
+  in.seekg(
+      static_cast<std::streamoff>(sizeof(trace_format::kMagic) + trace_format::kChunkHeaderBytes + first_payload + 8));
   return in.get();
 }
 

@@ -188,14 +188,15 @@ TEST(StepProfile, TheDataPatternMarksUserAnnotations) {
 
 TEST(StepProfile, TheDefaultDataPatternKnowsTheNamesUsersGiveTheirDataPhases) {
   const std::regex data = DataWaitRegex(SummaryOptions().data_wait_pattern);
-  for (const char* name : {"InputWait", "DataLoad", "data_loading", "DataLoader", "DATALOAD", "Data Loading",
-                           "dataloader_next", "DataLoaderFetch", "data", "Input", "input_pipeline", "get_batch",
-                           "GetBatch", "next_batch", "fetch_batch", "Fetch", "load_data", "LoadData", "read_batch",
-                           "wait_for_data", "batch_load", "data_wait"}) {
+  for (const char* name :
+       {"InputWait",       "DataLoad",        "data_loading", "DataLoader", "DATALOAD",       "Data Loading",
+        "dataloader_next", "DataLoaderFetch", "data",         "Input",      "input_pipeline", "get_batch",
+        "GetBatch",        "next_batch",      "fetch_batch",  "Fetch",      "load_data",      "LoadData",
+        "read_batch",      "wait_for_data",   "batch_load",   "data_wait"}) {
     EXPECT_TRUE(std::regex_match(name, data)) << name;
   }
-  for (const char* name : {"Forward", "Backward", "Optimizer", "step_3", "ProfilerStep#3", "loss", "metadata",
-                           "update", "AllReduce", "checkpoint", "Save", "inputs_to_device", "prefetch_weights"}) {
+  for (const char* name : {"Forward", "Backward", "Optimizer", "step_3", "ProfilerStep#3", "loss", "metadata", "update",
+                           "AllReduce", "checkpoint", "Save", "inputs_to_device", "prefetch_weights"}) {
     EXPECT_FALSE(std::regex_match(name, data)) << name;
   }
 }
