@@ -25,7 +25,7 @@ start=$(date +%s.%N)
   # shellcheck disable=SC2086
   DEBIAN_FRONTEND=noninteractive apt-get install --reinstall -y -qq $apt_packages "${apt_libraries[@]}" > /dev/null
   # shellcheck disable=SC1091
-  (source "$work/venv/bin/activate" && cd "$work/clone" && CCACHE_DISABLE=1 bash scripts/run_example.sh)
+  (source "$work/venv/bin/activate" && cd "$work/clone" && CCACHE_DISABLE=1 PYTHONUNBUFFERED=1 bash scripts/run_example.sh)
 } 2>&1 | while IFS= read -r line; do
   printf '%8.1f %s\n' "$(echo "$(date +%s.%N) - $start" | bc)" "$line"
 done > "$work/setup.log"

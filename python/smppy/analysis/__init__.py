@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 
+from smppy.analysis._dask_cluster import DaskScheduler
 from smppy.analysis.summary import (
     DEFAULT_DATA_WAIT_PATTERN,
     DEFAULT_MAX_PROFILED_STEPS,
@@ -67,6 +68,7 @@ __all__ = [
     "DEFAULT_DATA_WAIT_PATTERN",
     "DEFAULT_MAX_PROFILED_STEPS",
     "DEFAULT_STEP_PATTERN",
+    "DaskScheduler",
     "ENGINES",
     "Job",
     "JobStreams",

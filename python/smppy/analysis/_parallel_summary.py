@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from smppy import _smppy
+from smppy.analysis._dask_cluster import DaskScheduler, run_on_cluster
 from smppy.analysis._local_workers import (
     on_local_workers,
     stays_in_process,
@@ -26,7 +27,7 @@ MERGE_BATCH = 32
 Progress = Callable[[int, int], None]
 
 
-def scheduler_from_env(scheduler: str | None) -> str | None:
+def scheduler_from_env(scheduler: str | DaskScheduler | None) -> str | DaskScheduler | None:
     """``scheduler`` when given, else ``$SMPROF_DASK_SCHEDULER`` (None when unset or empty)."""
     return scheduler or os.environ.get(SCHEDULER_ENV) or None
 
@@ -69,30 +70,18 @@ def _on_local_workers(
 
 def _on_dask(
     streams: Sequence[Any],
-    scheduler: str,
+    scheduler: str | DaskScheduler,
     task: Callable[..., bytes],
     *per_stream: Sequence[Any],
     **common: Any,
 ) -> Iterable[tuple[int, bytes]]:
     """``(stream.bytes, task(stream, *its items of per_stream, **common))`` for each stream, computed
-    on the cluster's workers, as they finish."""
-    try:
-        from distributed import Client
-        from distributed import as_completed as dask_as_completed
-    except ImportError as error:
-        raise RuntimeError("a Dask scheduler needs the dask extra: pip install 'smprof[dask]'") from error
-    try:
-        client = Client(scheduler)
-    except OSError as error:
-        raise RuntimeError(f"cannot reach the Dask scheduler at {scheduler}: {error}") from error
-    with client:
-        futures = client.map(task, streams, *per_stream, pure=False, **common)
-        stream_of = {future.key: stream for future, stream in zip(futures, streams)}
-        for future, partial in dask_as_completed(futures, with_results=True):
-            yield stream_of[future.key].bytes, partial
+    on the cluster's workers, as they finish (``_dask_cluster.py``: bounded waits, lost workers)."""
+    for i, partial in run_on_cluster(scheduler, task, streams, *per_stream, **common):
+        yield streams[i].bytes, partial
 
 
-def _in_this_process(streams: Sequence[Any], jobs: int | None, scheduler: str | None) -> bool:
+def _in_this_process(streams: Sequence[Any], jobs: int | None, scheduler: str | DaskScheduler | None) -> bool:
     return len(streams) <= 1 if scheduler is not None else stays_in_process(streams, jobs)
 
 
@@ -101,7 +90,7 @@ def summary_text(
     options: dict[str, Any],
     *,
     jobs: int | None,
-    scheduler: str | None,
+    scheduler: str | DaskScheduler | None,
     progress: Progress | None,
 ) -> bytes:
     """The summary JSON text of the trace files under ``paths``: in this process for
@@ -124,7 +113,7 @@ def streams_summary_text(
     options: dict[str, Any],
     *,
     jobs: int | None,
-    scheduler: str | None,
+    scheduler: str | DaskScheduler | None,
     progress: Progress | None,
 ) -> bytes:
     """``summary_text`` of streams already grouped (``job_streams``), which name and read their
@@ -147,7 +136,7 @@ def s3_summary_text(
     options: dict[str, Any],
     *,
     jobs: int | None,
-    scheduler: str | None,
+    scheduler: str | DaskScheduler | None,
     progress: Progress | None,
 ) -> bytes:
     """The summary JSON text of the trace objects under ``location`` (``s3://bucket/prefix``),

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from smppy import _smppy
+from smppy.analysis._dask_cluster import DaskScheduler
 from smppy.analysis._parallel_summary import s3_summary_text, summary_text
 
 DEFAULT_STEP_PATTERN: str = _smppy.DEFAULT_STEP_PATTERN
@@ -47,7 +48,7 @@ def summarize(
     max_profiled_steps: int = DEFAULT_MAX_PROFILED_STEPS,
     progress: Progress | None = None,
     jobs: int | None = None,
-    scheduler: str | None = None,
+    scheduler: str | DaskScheduler | None = None,
 ) -> dict[str, Any]:
     """The summary of every rank file under ``path`` (a file, a directory
     searched recursively, a list of them, or ``s3://bucket/prefix``: docs/S3.md),
@@ -60,11 +61,12 @@ def summarize(
     every step). Process streams are
     summarized on ``jobs`` worker processes (default: the usable cores; 1: in
     this process) or, with ``scheduler`` (``tcp://HOST:PORT``, default
-    ``$SMPROF_DASK_SCHEDULER``), on an existing Dask cluster whose workers read
-    the files by path, or an ``s3://`` location's objects from S3; the result
-    is the same whichever way. Raises ValueError for a bad option (naming it),
-    FileNotFoundError for a missing path,
-    RuntimeError when a worker process dies; damaged files are ``warnings``."""
+    ``$SMPROF_DASK_SCHEDULER``, or a ``DaskScheduler`` with its timeouts), on an
+    existing Dask cluster whose workers read the files by path, or an ``s3://``
+    location's objects from S3; the result is the same whichever way. Raises
+    ValueError for a bad option (naming it), FileNotFoundError for a missing
+    path, RuntimeError when a worker process dies or the cluster cannot be
+    used (one line naming what was found); damaged files are ``warnings``."""
     options = {
         "step_pattern": step_pattern or "",
         "top_k": top_k,

@@ -8,7 +8,8 @@ import argparse
 from typing import Any
 
 from smppy import analysis
-from smppy.analysis._parallel_summary import SCHEDULER_ENV
+from smppy.analysis._dask_cluster import DaskScheduler
+from smppy.analysis._parallel_summary import SCHEDULER_ENV, scheduler_from_env
 
 
 def add_path(parser: argparse.ArgumentParser, *, s3: bool = True) -> None:
@@ -36,6 +37,21 @@ def add_scheduler(parser: argparse.ArgumentParser) -> None:
         "--scheduler",
         default=None,
         help=f"summarize on the Dask cluster at this scheduler, tcp://HOST:PORT (default ${SCHEDULER_ENV})",
+    )
+    parser.add_argument(
+        "--scheduler-timeout",
+        type=float,
+        default=DaskScheduler.connect_timeout_s,
+        metavar="S",
+        help="seconds for the scheduler to accept the connection and answer (default %(default)g)",
+    )
+    parser.add_argument(
+        "--worker-timeout",
+        type=float,
+        default=DaskScheduler.worker_timeout_s,
+        metavar="S",
+        help="seconds to wait for a first Dask worker, or for one to come back when all are lost "
+        "(default %(default)g)",
     )
 
 
@@ -76,5 +92,17 @@ def summary_options(args: argparse.Namespace) -> dict[str, Any]:
         "data_wait_pattern": args.data_wait_pattern,
         "max_profiled_steps": args.max_profiled_steps,
         "jobs": args.jobs,
-        "scheduler": args.scheduler,
+        "scheduler": scheduler_option(args),
     }
+
+
+def scheduler_option(args: argparse.Namespace) -> DaskScheduler | None:
+    """``--scheduler`` (else ``$SMPROF_DASK_SCHEDULER``) with the two timeouts; None for neither."""
+    address = scheduler_from_env(args.scheduler)
+    if address is None:
+        return None
+    timeouts = {"--scheduler-timeout": args.scheduler_timeout, "--worker-timeout": args.worker_timeout}
+    for option, value in timeouts.items():
+        if not value > 0:
+            raise ValueError(f"{option} must be a number of seconds above 0, not {value:g}")
+    return DaskScheduler(str(address), args.scheduler_timeout, args.worker_timeout)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from smppy import analysis
+from smppy.analysis._dask_cluster import DaskScheduler
 from smppy.analysis._inputs import require_readable, summary_input
 from smppy.analysis.warning_groups import grouped_warnings
 from smppy.diagnose import diagnose
@@ -36,7 +37,7 @@ def build_report(
     max_profiled_steps: int = analysis.DEFAULT_MAX_PROFILED_STEPS,
     progress: Callable[[int, int], None] | None = None,
     jobs: int | None = None,
-    scheduler: str | None = None,
+    scheduler: str | DaskScheduler | None = None,
 ) -> str:
     """The report page (HTML text) for the traces at ``location``; the summary's options are
     ``analysis.summarize``'s. Raises FileNotFoundError or ValueError when there is nothing to

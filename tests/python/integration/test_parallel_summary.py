@@ -194,4 +194,4 @@ def test_an_unreachable_scheduler_is_a_clear_error(job: list[str]) -> None:
         env={**os.environ, "DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT": "2s"},
     )
     assert proc.returncode == 2
-    assert f"smprof: error: cannot reach the Dask scheduler at {unused_port}" in proc.stderr
+    assert f"smprof: error: no Dask scheduler at {unused_port}: nothing listens there" in proc.stderr
