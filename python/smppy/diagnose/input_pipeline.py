@@ -15,17 +15,13 @@ from typing import Any
 
 from smppy.diagnose.finding import Finding
 from smppy.diagnose.input_wait import input_pipeline_wait
-from smppy.diagnose.steps import cycle_ns, ms, rank_label, steady_steps, training_ranks
+from smppy.diagnose.steps import cycle_ns, ms, rank_label, steady_steps, traced_workers, training_ranks
 
 MIN_SHARE = 0.10
 MIN_WAIT_NS = 1_000_000
 MEDIUM_SHARE = 0.20
 HIGH_SHARE = 0.40
 FETCH_ANNOTATION = "DataLoaderFetch"
-
-
-def _workers(summary: dict[str, Any], pid: int) -> int:
-    return sum(1 for p in summary["job"]["processes"] if p["worker_of_pid"] == pid)
 
 
 def _fetch_mean_ns(summary: dict[str, Any]) -> int | None:
@@ -37,10 +33,8 @@ def detect(summary: dict[str, Any]) -> list[Finding]:
     wait = input_pipeline_wait(summary)
     if wait is None or wait["step_percent"] is None:
         return []
-    by_pid = {r["pid"]: r for r in training_ranks(summary)}
     rows, cost_total = [], 0
-    for row in wait["per_rank"]:
-        rank = by_pid[row["pid"]]
+    for rank, row in zip(training_ranks(summary), wait["per_rank"]):  # per_rank is in that order
         cost_total += row["wait_per_step_ns"] * rank["steps_seen"]
         rows.append(
             {
@@ -54,7 +48,7 @@ def detect(summary: dict[str, Any]) -> list[Finding]:
                     1 for s in steady_steps(rank) if s["data_wait_ns"] >= MIN_SHARE * cycle_ns(s)
                 ),
                 "steps": row["steady_steps"],
-                "traced_workers": _workers(summary, rank["pid"]),
+                "traced_workers": traced_workers(summary, rank["pid"]),
             }
         )
     share = wait["step_percent"] / 100

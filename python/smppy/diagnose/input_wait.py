@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from smppy.diagnose.steps import cycle_ns, ms, per_step_ns, steady_steps, training_ranks
+from smppy.diagnose.steps import cycle_ns, ms, per_step_ns, steady_steps, traced_workers, training_ranks
 
 
 def _warm_up(ranks: list[dict[str, Any]], summary: dict[str, Any]) -> dict[str, Any] | None:
@@ -22,14 +22,13 @@ def _warm_up(ranks: list[dict[str, Any]], summary: dict[str, Any]) -> dict[str, 
     if not firsts:
         return None
     step, rank = max(firsts, key=lambda f: f[0]["dur_ns"])
-    workers = sum(1 for p in summary["job"]["processes"] if p["worker_of_pid"] == rank["pid"])
     return {
         "host": rank["host"],
         "rank": rank["rank"],
         "step": step["step"],
         "dur_ns": step["dur_ns"],
         "wait_ns": step["data_wait_ns"],
-        "traced_workers": workers,
+        "traced_workers": traced_workers(summary, rank["pid"]),
     }
 
 
@@ -38,9 +37,9 @@ def input_pipeline_wait(summary: dict[str, Any]) -> dict[str, Any] | None:
 
     ``step_percent`` (the wait's share of the steady-state step cycles, None with fewer than three
     steady steps on every rank), ``wait_per_step_ns`` and ``steady_steps`` over the training ranks;
-    ``per_rank`` the same per rank; ``warm_up`` the longest first step (``dur_ns``, ``wait_ns``);
-    ``count`` and ``total_ns`` every matching annotation, first steps and the time after the last
-    step included."""
+    ``per_rank`` the same per rank, in ``training_ranks`` order; ``warm_up`` the longest first
+    step (``dur_ns``, ``wait_ns``); ``count`` and ``total_ns`` every matching annotation, first
+    steps and the time after the last step included."""
     pattern = summary["step_profile"]["data_wait_pattern"]
     matcher = re.compile(pattern, re.IGNORECASE)
     waits = [a["stats"] for a in summary["annotations"] if matcher.fullmatch(a["name"])]

@@ -82,6 +82,11 @@ def training_ranks(summary: dict[str, Any], min_steps: int = 3) -> list[dict[str
     return [r for r in ranks if not r["worker_of_pid"] and len(steady_steps(r)) >= min_steps]
 
 
+def traced_workers(summary: dict[str, Any], pid: int) -> int:
+    """The DataLoader workers of rank process ``pid`` that wrote traces."""
+    return sum(1 for p in summary["job"]["processes"] if p["worker_of_pid"] == pid)
+
+
 def rank_label(rank: dict[str, Any], summary: dict[str, Any]) -> str:
     hosts = summary["job"]["hosts"]
     return f"rank {rank['rank']}" + (f" on {rank['host']}" if len(hosts) > 1 else "")
