@@ -29,10 +29,18 @@ void AddCollector(trace::FileHeader* header, const char* name, bool active, cons
 }
 
 // The perf collector's status, and one warning naming what is missing.
-void AddPerf(trace::FileHeader* header, const ResolvedConfig& config, const std::vector<PerfEventStatus>& events,
-             const std::string& per_cpu_reason) {
+void AddPerf(trace::FileHeader* header, const ResolvedConfig& config, const HeaderInputs& in) {
   if (!config.enable_perf) {
     AddCollector(header, "perf", false, "disabled by EnablePerf");
+    return;
+  }
+  if (config.cpu_duration_s == 0) {
+    AddCollector(header, "perf", false, "disabled by CpuProfilingDurationS=0 (the CPU sampler reads the counters)");
+    return;
+  }
+  const std::vector<PerfEventStatus>& events = *in.perf_events;
+  if (events.empty()) {
+    AddCollector(header, "perf", false, "the perf counters could not be set up (out of memory)");
     return;
   }
   std::string active;
@@ -58,8 +66,9 @@ void AddPerf(trace::FileHeader* header, const ResolvedConfig& config, const std:
   std::string missing;
   for (const auto& [reason, names] : missing_by_reason)
     missing += (missing.empty() ? "" : "; ") + names + ": " + reason;
-  AddCollector(header, "perf", !active.empty(), active.empty() ? "no perf event could be opened: " + missing : "");
-  header->set_perf_per_cpu_reason(per_cpu_reason);
+  AddCollector(header, "perf", !active.empty(),
+               active.empty() ? "no perf event could be opened (" + in.perf_permissions + "): " + missing : "");
+  header->set_perf_per_cpu_reason(in.perf_per_cpu_reason);
   if (!missing.empty()) {
     WarnOnce("perf-missing",
              "perf events not counted: " + missing + (active.empty() ? "; no perf counters" : "; counting " + active));
@@ -118,7 +127,7 @@ trace::FileHeader MakeFileHeader(const HeaderInputs& in) {
   AddCollector(&header, "annotations", true, "");
   AddCollector(&header, "cpu", config.cpu_duration_s > 0,
                config.cpu_duration_s > 0 ? "" : "disabled by CpuProfilingDurationS=0");
-  AddPerf(&header, config, *in.perf_events, in.perf_per_cpu_reason);
+  AddPerf(&header, config, in);
   AddCollector(&header, "fork_follow", config.enable_fork_follow,
                config.enable_fork_follow ? "" : "disabled by EnableForkFollow");
   AddCuda(&header, config, in.cuda);

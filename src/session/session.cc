@@ -163,10 +163,11 @@ Status StartLocked(SessionState& s, const ResolvedConfig& config, const ClockPai
                           config.perf_events, !IsWorker(config, parent_trace)},
         counters.get());
   }
-  HeaderInputs header{&config, &rank, clock, session_index, &no_perf, "", parent_trace};
+  HeaderInputs header{&config, &rank, clock, session_index, &no_perf, "", "", parent_trace};
   if (sampler) {
     header.perf_events = &sampler->perf_statuses();
     header.perf_per_cpu_reason = sampler->perf_per_cpu_reason();
+    header.perf_permissions = sampler->perf_permissions();
   }
   auto gpu_records = std::make_unique<GpuRecordBuffer>(GpuRecordLimit(config));
   const CudaCollectionStatus cuda = StartCudaCollection(config, gpu_records.get());

@@ -10,8 +10,8 @@ from typing import Any
 
 from smppy import analysis
 from smppy.analysis._inputs import require_readable, summary_input
-from smppy.analysis.warning_groups import grouped_warnings
 from smppy.cli import options
+from smppy.cli.messages import warn_grouped
 from smppy.cli.terminal_text import print_findings
 from smppy.diagnose import diagnose
 
@@ -19,6 +19,7 @@ from smppy.diagnose import diagnose
 def cmd_diagnose(args: argparse.Namespace) -> int:
     summary = analysis.summarize(summary_input(args.path), **options.summary_options(args))
     require_readable(summary, args.path)
+    warn_grouped(summary["warnings"])
     findings = diagnose(summary)
     if args.json:
         out: dict[str, Any] = {"findings": [f.to_json() for f in findings], "warnings": summary["warnings"]}
@@ -26,8 +27,6 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
         print()
     else:
         print_findings(findings)
-        for w in grouped_warnings(summary["warnings"]):
-            print(f"warning: {w}")
     return 0
 
 

@@ -14,6 +14,7 @@ from typing import Any
 from smppy import analysis
 from smppy.analysis._inputs import require_readable, summary_input
 from smppy.cli import options
+from smppy.cli.messages import warn_grouped
 from smppy.cli.terminal_text import ms, short, table
 from smppy.diff import diff_summaries
 from smppy.report.comparison import write_comparison
@@ -70,8 +71,6 @@ def print_diff(d: dict[str, Any], top: int) -> None:
             f"{side.upper()}: {run['location']}  job {', '.join(run['jobs']) or '-'}, ranks {run['ranks']},"
             f" {run['steps']} steps, span {run['span_ns'] / 1e9:.3f} s"
         )
-        for warning in run["warnings"]:
-            print(f"  warning: {warning}")
     h = d["headline"]
     print(f"\n{h['name']}: {_value(h['a_ns'])} -> {_value(h['b_ns'])}, {_change(h)}")
     _print_rows("step time", d["steps"], top)
@@ -120,6 +119,8 @@ def cmd_diff(args: argparse.Namespace) -> int:
     a = _summary(args.run_a, args)
     b = _summary(args.run_b, args)
     d = diff_summaries(a, b, a_location=args.run_a, b_location=args.run_b)
+    for side in ("a", "b"):
+        warn_grouped(d[side]["warnings"], prefix=f"run {side.upper()}: ")
     failure = None if args.fail_if_slower is None else gate(d, args.fail_if_slower)
     if args.html:
         try:

@@ -9,7 +9,7 @@ from typing import Any
 
 from smppy.analysis._inputs import resolve_traces
 from smppy.analysis.trace import file_events, find_trace_files, open_trace
-from smppy.cli.info import warn
+from smppy.cli.messages import warn
 
 # info and dump treat damaged input alike (smppy.cli.info).
 

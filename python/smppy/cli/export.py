@@ -8,10 +8,10 @@ into its arguments and reports what was written.
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from smppy.cli import options
+from smppy.cli.messages import warn_grouped
 from smppy.export import (
     DEFAULT_BATCH_ROWS,
     TIMELINE_FORMATS,
@@ -32,8 +32,7 @@ def cmd_export_parquet(args: argparse.Namespace) -> int:
         raise ValueError(f"{', '.join(timeline_only)}: only for the timeline formats (chrome, perfetto)")
     output = args.output or DEFAULT_OUTPUT["parquet"]
     result = export_parquet(args.path, output, batch_rows=args.batch_rows, jobs=args.jobs)
-    for warning in result["warnings"]:
-        print(f"smprof: warning: {warning}", file=sys.stderr)
+    warn_grouped(result["warnings"])
     rows = ", ".join(f"{table} {n}" for table, n in result["rows"].items())
     print(
         f"{output}: parquet datasets (rows: {rows}) from {result['streams']} process stream(s),"
@@ -62,8 +61,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         gpu_utilization_max_buckets=args.gpu_buckets,
         jobs=args.jobs,
     )
-    for warning in result["warnings"]:
-        print(f"smprof: warning: {warning}", file=sys.stderr)
+    warn_grouped(result["warnings"])
     print(
         f"{output}: {args.format} trace, {result['file_bytes'] / 1e6:.1f} MB:"
         f" {result['processes']} processes,"

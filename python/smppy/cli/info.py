@@ -12,6 +12,7 @@ from typing import Any
 from smppy.analysis._inputs import resolve_traces
 from smppy.analysis.trace import find_trace_files
 from smppy.analysis.trace_info import NameStats, TraceInfo, read_info
+from smppy.cli.messages import warn
 from smppy.cli.terminal_text import ms
 
 
@@ -88,10 +89,6 @@ def _print_info(infos: list[TraceInfo], top: int) -> None:
             f"  {name[:32]:<32} {s.count:>8} {ms(s.total_ns):>14} {ms(s.total_ns // s.count):>12}"
             f" {ms(s.max_ns):>12}"
         )
-
-
-def warn(message: str) -> None:
-    print(f"smprof: warning: {message}", file=sys.stderr)
 
 
 # info and dump treat damaged input alike: each file that cannot be opened, or that is truncated,

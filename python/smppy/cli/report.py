@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 from smppy.cli import options
+from smppy.cli.messages import warn
 from smppy.report import DEFAULT_TOP_K, write_report
 from smppy.report.html_document import PlotlyMissingError
 from smppy.report.terminal_progress import TerminalProgress
@@ -15,15 +16,23 @@ from smppy.report.terminal_progress import TerminalProgress
 
 def _run(args: argparse.Namespace) -> int:
     progress = TerminalProgress(sys.stderr, label="reading traces")
+    warnings: list[str] = []  # said once the progress line is done
     try:
         out = write_report(
-            args.path, args.output, top_k=args.top_k, progress=progress, **options.summary_options(args)
+            args.path,
+            args.output,
+            top_k=args.top_k,
+            progress=progress,
+            warn=warnings.append,
+            **options.summary_options(args),
         )
     except PlotlyMissingError as e:
         print(f"smprof: error: {e}", file=sys.stderr)
         return 2
     finally:
         progress.finish()
+    for warning in warnings:
+        warn(warning)
     print(out)
     return 0
 

@@ -126,6 +126,7 @@ def run_command(command: list[str], env: Mapping[str, str]) -> int:
 def report(trace_dir: Path, since: float) -> None:
     """Where this run's traces are, and their summary."""
     from smppy.analysis.trace import find_trace_files
+    from smppy.cli.messages import warn_grouped
     from smppy.cli.summary import print_summary
 
     files = (
@@ -135,7 +136,10 @@ def report(trace_dir: Path, since: float) -> None:
         print(f"smprof run: no trace files were written under {trace_dir}", file=sys.stderr)
         return
     print(f"\nsmprof run: {len(files)} trace file(s) under {trace_dir}")
-    print_summary(analysis.summarize([str(f) for f in files]), top=10)
+    summary = analysis.summarize([str(f) for f in files])
+    print_summary(summary, top=10)
+    sys.stdout.flush()  # the summary, then its warnings
+    warn_grouped(summary["warnings"])
     print_next_commands(trace_dir)
 
 

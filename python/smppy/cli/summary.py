@@ -11,8 +11,8 @@ from typing import Any
 from smppy import analysis
 from smppy.analysis import input_pipeline_wait
 from smppy.analysis._inputs import require_readable, summary_input
-from smppy.analysis.warning_groups import grouped_warnings
 from smppy.cli import options
+from smppy.cli.messages import warn_grouped
 from smppy.cli.terminal_text import ms, print_findings, short, table
 from smppy.diagnose import diagnose
 from smppy.diagnose.input_wait import input_wait_sentence
@@ -118,13 +118,12 @@ def print_summary(s: dict[str, Any], top: int) -> None:
 
     drops = {k: v for k, v in s["drops"].items() if v}
     print("\ndrops: " + (", ".join(f"{k} {v}" for k, v in drops.items()) if drops else "none"))
-    for w in grouped_warnings(s["warnings"]):
-        print(f"warning: {w}")
 
 
 def cmd_summary(args: argparse.Namespace) -> int:
     s = analysis.summarize(summary_input(args.path), top_k=args.top, **options.summary_options(args))
     require_readable(s, args.path)
+    warn_grouped(s["warnings"])
     if args.json:
         findings = [f.to_json() for f in diagnose(s)]
         json.dump(

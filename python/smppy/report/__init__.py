@@ -38,10 +38,12 @@ def build_report(
     progress: Callable[[int, int], None] | None = None,
     jobs: int | None = None,
     scheduler: str | DaskScheduler | None = None,
+    warn: Callable[[str], None] | None = None,
 ) -> str:
     """The report page (HTML text) for the traces at ``location``; the summary's options are
-    ``analysis.summarize``'s. Raises FileNotFoundError or ValueError when there is nothing to
-    report: no trace file, or none that could be read."""
+    ``analysis.summarize``'s. ``warn`` gets each of the page's warnings too. Raises
+    FileNotFoundError or ValueError when there is nothing to report: no trace file, or none that
+    could be read."""
     if top_k < 1:
         raise ValueError(f"--top-k must be at least 1, not {top_k}")
     chart_library = plotly_bundle()  # before reading the traces: a missing plotly fails fast
@@ -56,7 +58,10 @@ def build_report(
         scheduler=scheduler,
     )
     require_readable(summary, location)
-    return render_html(_title(summary), _payload(summary, top_k), chart_library)
+    payload = _payload(summary, top_k)
+    for warning in payload["report"]["warnings"] if warn else ():
+        warn(warning)
+    return render_html(_title(summary), payload, chart_library)
 
 
 def write_report(location: str, output: str | Path, **options: Any) -> Path:

@@ -27,6 +27,8 @@ const std::vector<PerfEventStatus>& CpuSampler::perf_statuses() const {
 
 std::string CpuSampler::perf_per_cpu_reason() const { return perf_ != nullptr ? perf_->per_cpu_reason() : ""; }
 
+std::string CpuSampler::perf_permissions() const { return perf_ != nullptr ? perf_->permissions() : ""; }
+
 void CpuSampler::Start() {
   if (thread_ != nullptr || options_.duration_s == 0) return;
   SampleOnce(NowNs());  // the baseline for the first interval's shares

@@ -44,6 +44,8 @@ class CpuSampler {
   const std::vector<PerfEventStatus>& perf_statuses() const;
   // Why perf events are not counted per CPU too ("" when they are, or without perf).
   std::string perf_per_cpu_reason() const;
+  // PerfCounters::permissions(), or "" without perf.
+  std::string perf_permissions() const;
 
   void Start();
   // Takes a last sample and joins the thread.

@@ -157,6 +157,11 @@ bool ReadScaledGroup(int leader_fd, std::size_t n, double* values) {
 
 std::string Paranoid(const Environment& env) { return "perf_event_paranoid=" + std::to_string(env.paranoid); }
 
+std::string Permissions(const Environment& env) {
+  const std::string paranoid = env.paranoid == -100 ? "perf_event_paranoid unreadable" : Paranoid(env);
+  return paranoid + (env.privileged ? ", CAP_PERFMON" : ", no CAP_PERFMON");
+}
+
 std::string ReasonForErrno(int error, const perf_event_attr& attr, const Environment& env) {
   const std::string call = std::string("perf_event_open: ") + std::strerror(error);
   switch (error) {
@@ -245,6 +250,7 @@ std::unique_ptr<PerfCounters> PerfCounters::Open(const std::vector<std::string>&
   std::unique_ptr<PerfCounters> counters(new PerfCounters());
   try {
     const Environment env = Probe();
+    counters->permissions_ = Permissions(env);
     const std::vector<long> tids = Threads();
     long budget = FdBudget();
     bool inherit_thread = true;                 // cleared when the kernel predates it (< 5.13)

@@ -113,6 +113,9 @@ class PerfCounters {
 
   const std::vector<PerfEventStatus>& statuses() const { return statuses_; }
   bool follows_child_processes() const { return follows_child_processes_; }
+  // What the kernel allows this process, e.g. "perf_event_paranoid=2, no
+  // CAP_PERFMON": the context of every reason in statuses().
+  const std::string& permissions() const { return permissions_; }
 
   // Per-CPU counting (see above): whether any per-CPU track is open, the
   // tracks (by event in statuses() order, then by CPU), and when none is open
@@ -164,6 +167,7 @@ class PerfCounters {
   std::vector<PerfCpuTrack> cpu_tracks_;
   std::vector<CpuCounter> cpu_counters_;
   std::string per_cpu_reason_;
+  std::string permissions_;
 };
 
 // The multiplexing estimate: value * time_enabled / time_running; 0 when the

@@ -215,6 +215,26 @@ TEST(Session, EnvironmentConfiguresTheSession) {
   EXPECT_EQ(trace.header.config().at("Compression"), "none");
 }
 
+// A session without CPU sampling says which key turned perf off (the reasons
+// of a sampled session: file_header_test).
+TEST(Session, PerfCollectorOffSaysWhy) {
+  TempDir dir;
+  auto perf_reason = [](const TraceFileContents& trace) {
+    for (const auto& collector : trace.header.collectors()) {
+      if (collector.name() == "perf") return std::make_pair(collector.active(), collector.reason());
+    }
+    return std::make_pair(false, std::string("no perf collector in the header"));
+  };
+  Config unsampled = ConfigWritingTo(dir.path(), "unsampled.smprof");
+  unsampled.Set("CpuProfilingDurationS", "0");
+  ASSERT_TRUE(Start(unsampled).ok());
+  ASSERT_TRUE(Stop().ok());
+  const auto [unsampled_active, unsampled_reason] = perf_reason(ReadTraceFile(LastSessionStats().path));
+  EXPECT_FALSE(unsampled_active);
+  EXPECT_NE(unsampled_reason.find("CpuProfilingDurationS=0"), std::string::npos) << unsampled_reason;
+
+}
+
 TEST(Session, StatsDescribeTheLastSession) {
   TempDir dir;
   ASSERT_TRUE(Start(ConfigWritingTo(dir.path(), "stats.smprof")).ok());

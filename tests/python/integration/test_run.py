@@ -240,5 +240,8 @@ def test_a_warning_of_every_process_is_said_once(tmp_path: Path) -> None:
     said = [line for line in proc.stderr.splitlines() if "EnableCuda=1: GPU activity is not recorded" in line]
     assert len(said) == 1, proc.stderr
     # The summary names every process it concerns, in one line.
-    grouped = [line for line in proc.stdout.splitlines() if line.startswith("warning: collector cuda off")]
-    assert len(grouped) == 1 and "(4 processes" in grouped[0], proc.stdout
+    grouped = [
+        line for line in proc.stderr.splitlines() if line.startswith("smprof: warning: collector cuda off")
+    ]
+    assert len(grouped) == 1 and "(4 processes" in grouped[0], proc.stderr
+    assert "warning" not in proc.stdout, proc.stdout

@@ -1,6 +1,7 @@
 """Each distinct warning once (issue 31, item 4): the summary lists a per-process warning for every
 process it concerns; `smprof summary` and `diagnose` print it once with the processes, ranks and
-hosts, the report's warning box does the same, and `--json` keeps every one."""
+hosts, the report's warning box does the same, and `--json` keeps every one. Every command says
+its warnings on stderr (issue 32, item 6), never on stdout."""
 
 from __future__ import annotations
 
@@ -25,15 +26,36 @@ def test_per_process_warnings_are_grouped_with_their_ranks_and_hosts() -> None:
     ]
 
 
-def test_summary_and_diagnose_print_it_once_and_json_keeps_all(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["summary"],
+        ["summary", "--json"],
+        ["diagnose"],
+        ["diagnose", "--json"],
+        ["report", "-o", "{tmp}/r.html"],
+        ["diff", "{job}"],
+    ],  # fmt: skip
+    ids=lambda c: " ".join(c[:2]).replace("{job}", "").strip(),
+)
+def test_every_command_says_it_once_on_stderr_and_never_on_stdout(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: list[str]
 ) -> None:
+    job = str(write_driverless_job(tmp_path / "job"))
+    argv = [command[0], job] + [a.format(tmp=tmp_path, job=job) for a in command[1:]]
+    assert main(argv) == 0
+    out, err = capsys.readouterr()
+    if "--json" in command:
+        json.loads(out)  # nothing but the JSON
+    else:
+        assert "warning" not in out, out
+    warned = [line for line in err.splitlines() if NO_DRIVER in line]
+    runs = ["run A: ", "run B: "] if command[0] == "diff" else [""]
+    assert warned == [f"smprof: warning: {run}{GROUPED}" for run in runs], err
+
+
+def test_json_keeps_every_process_warning(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     job = str(write_driverless_job(tmp_path))
-    for command in ("summary", "diagnose"):
-        assert main([command, job]) == 0
-        out = capsys.readouterr().out
-        warned = [w for w in out.splitlines() if w.startswith("warning:") and NO_DRIVER in w]
-        assert warned == [f"warning: {GROUPED}"], out
     assert main(["summary", job, "--json"]) == 0
     warnings = json.loads(capsys.readouterr().out)["warnings"]
     assert sum(NO_DRIVER in w for w in warnings) == 3, warnings
