@@ -11,7 +11,7 @@ import warnings
 from collections.abc import Mapping
 from typing import Any
 
-from smppy import _clock_alignment, _smppy
+from smppy import _clock_alignment, _process_end, _smppy
 from smppy._foreign_profilers import foreign_profiler_warning
 from smppy._schedule import SCHEDULE_KEYS, ProfilerAction, Schedule
 
@@ -250,6 +250,8 @@ class SMProfiler:
                     message = message or self._enable_torch_hooks()
             if not self._exit_hook:
                 atexit.register(_stop_at_exit)
+                _process_end.note_uncaught_exceptions()
+                _process_end.stop_at_os_exit()
                 self._exit_hook = True
         message = message or foreign
         if message is not None:
@@ -358,12 +360,6 @@ TAIL_ANNOTATION = "AfterLastStep"
 _TRUE = ("1", "true", "yes", "on")
 
 
-# Why the interpreter-exit and os._exit stops never wait for the GPU: a kernel
-# that never ends (a collective whose peer died) would turn a crashing rank
-# into a hung one.
-_EXIT_STOP = "the exit stop never waits for the GPU"
-
-
 def _no_gpu_wait_reason() -> str:
     """Why a stop from this thread must not wait for the GPU, "" when it may.
 
@@ -388,8 +384,7 @@ def _stop_at_exit() -> None:
         profiler._end_tail()
         profiler._armed = False
         profiler._auto_steps = False
-    if _smppy.is_profiling():
-        _smppy.stop(_EXIT_STOP)
+    _process_end.stop_at_interpreter_exit()
     if profiler._resolved is None:  # never started: no uploader either
         return
     from smppy.storage import _background_upload
@@ -410,23 +405,13 @@ def _stop_followed_child_on_exit(_: object) -> None:
         multiprocessing.util.Finalize(None, _stop_at_exit, exitpriority=0)
 
 
-def _stopping_first(exit_now: Any) -> Any:
-    def _exit(status: int) -> None:
-        if _smppy.is_profiling():
-            _smppy.stop(_EXIT_STOP)
-        exit_now(status)
-
-    _exit.__wrapped__ = exit_now  # type: ignore[attr-defined]
-    return _exit
-
-
 def _stop_followed_child_at_os_exit() -> None:
     # A followed child that leaves through os._exit (no atexit, no finalizers:
     # a child of a bare os.fork, often forked from a thread) would lose its
     # events and footer: in such a child, os._exit stops the session first,
     # then calls the os._exit it replaces.
-    if _smppy.is_profiling() and not hasattr(os._exit, "__wrapped__"):
-        os._exit = _stopping_first(os._exit)
+    if _smppy.is_profiling():
+        _process_end.stop_at_os_exit()
 
 
 _fork_hook = _ForkHook()

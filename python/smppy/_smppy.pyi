@@ -5,7 +5,7 @@ from __future__ import annotations
 import collections.abc
 from smppy import annotate
 import typing
-__all__: list[str] = ['DEFAULT_DATA_WAIT_PATTERN', 'DEFAULT_MAX_PROFILED_STEPS', 'DEFAULT_STEP_PATTERN', 'NoStepError', 'ProcessStream', 'TraceFile', 'annotate', 'annotation_begin', 'annotation_end', 'assemble_timeline', 'clock_offset_ns', 'closed_files_overflow', 'config_env_name', 'config_keys', 'export_timeline', 'export_timeline_part', 'footer_in_tail', 'has_trace_magic', 'header_chunk_end', 'is_profiling', 'job_start_wall_ns', 'job_streams', 'job_streams_from_ends', 'last_session_stats', 'merge_partial_summaries', 'next_closed_file', 'partial_summary', 'read_stream_table_batches', 'read_table_batches', 'read_tables', 'record_clock_alignment', 'resolve_config', 'start', 'stop', 'summarize', 'summary_from_partial', 'table_schema', 'timeline_group_bytes', 'timeline_window', 'validate_config', 'version', 'watch_closed_files']
+__all__: list[str] = ['DEFAULT_DATA_WAIT_PATTERN', 'DEFAULT_MAX_PROFILED_STEPS', 'DEFAULT_STEP_PATTERN', 'NoStepError', 'ProcessStream', 'TraceFile', 'annotate', 'annotation_begin', 'annotation_end', 'assemble_timeline', 'clock_offset_ns', 'closed_files_overflow', 'config_env_name', 'config_keys', 'export_timeline', 'export_timeline_part', 'footer_in_tail', 'has_trace_magic', 'header_chunk_end', 'is_profiling', 'job_start_wall_ns', 'job_streams', 'job_streams_from_ends', 'last_session_stats', 'merge_partial_summaries', 'next_closed_file', 'partial_summary', 'read_stream_table_batches', 'read_table_batches', 'read_tables', 'record_clock_alignment', 'resolve_config', 'start', 'stop', 'stop_at_end', 'summarize', 'summary_from_partial', 'table_schema', 'timeline_group_bytes', 'timeline_window', 'validate_config', 'version', 'watch_closed_files']
 class TraceFile:
     """
     One rank file, read frame by frame.
@@ -200,6 +200,10 @@ def start(arg0: collections.abc.Mapping[str, str]) -> typing.Any:
 def stop(no_gpu_wait: str = '') -> typing.Any:
     """
     Stops the session; returns None, or a message if none is running. With no_gpu_wait (why), it does not wait for the GPU work still queued.
+    """
+def stop_at_end(how: str, exit_code: typing.SupportsInt | typing.SupportsIndex | None = None, exception_type: bytes = b'', exception_message: bytes = b'') -> typing.Any:
+    """
+    Stops the session as the process ends (how: exit, exception, os_exit), without waiting for the GPU; the footer says how (trace.proto SessionEnd). Returns None, or a message if none is running.
     """
 def summarize(paths: collections.abc.Sequence[str], step_pattern: str = '', data_wait_pattern: str = '', top_k: typing.SupportsInt | typing.SupportsIndex = 15, max_buckets: typing.SupportsInt | typing.SupportsIndex = 200, reorder_window_ns: typing.SupportsInt | typing.SupportsIndex = 5000000000, max_profiled_steps: typing.SupportsInt | typing.SupportsIndex = 200, progress: typing.Any = None) -> bytes:
     """

@@ -5,12 +5,14 @@
 #include <pybind11/stl.h>
 
 #include <cstdint>
+#include <optional>
 #include <tuple>
 #include <vector>
 
 #include "bindings/module_parts.h"
 #include "bindings/text.h"
 #include "runtime/resolved_config.h"
+#include "session/session_end.h"
 #include "smprof/smprof.h"
 
 namespace py = pybind11;
@@ -75,6 +77,26 @@ PYBIND11_MODULE(_smppy, m) {
       py::arg("no_gpu_wait") = "",
       "Stops the session; returns None, or a message if none is running. With no_gpu_wait (why), it does not "
       "wait for the GPU work still queued.");
+  m.def(
+      "stop_at_end",
+      [](const std::string& how, std::optional<int> exit_code, const py::bytes& exception_type,
+         const py::bytes& exception_message) {
+        smprof::internal::SessionEnd end;
+        end.how = how;
+        end.exit_code = exit_code;
+        end.exception_type = exception_type;
+        end.exception_message = exception_message;
+        smprof::Status status;
+        {
+          py::gil_scoped_release release;
+          status = smprof::internal::StopAtEnd(end);
+        }
+        return Check(status);
+      },
+      py::arg("how"), py::arg("exit_code") = py::none(), py::arg("exception_type") = py::bytes(),
+      py::arg("exception_message") = py::bytes(),
+      "Stops the session as the process ends (how: exit, exception, os_exit), without waiting for the GPU; the "
+      "footer says how (trace.proto SessionEnd). Returns None, or a message if none is running.");
   m.def(
       "resolve_config",
       [](const std::map<std::string, std::string>& values) {

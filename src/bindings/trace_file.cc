@@ -122,6 +122,17 @@ py::dict FooterDict(const smprof::trace::Footer& f) {
   out["annotations_lost_to_write_errors"] = f.annotations_lost_to_write_errors();
   out["last_write_error"] = Text(f.last_write_error());
   out["clock_alignments"] = ClockAlignments(f);
+  if (f.has_end()) {
+    py::dict end;
+    end["how"] = Text(f.end().how());
+    end["exit_code"] = f.end().exit_code_known() ? py::object(py::int_(f.end().exit_code())) : py::object(py::none());
+    end["signal"] = f.end().signal();
+    end["exception_type"] = Text(f.end().exception_type());
+    end["exception_message"] = Text(f.end().exception_message());
+    out["end"] = end;
+  } else {
+    out["end"] = py::none();
+  }
   const auto& g = f.gpu_collection();
   py::dict gpu;
   gpu["incomplete_records"] = g.incomplete_records();

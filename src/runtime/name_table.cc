@@ -4,19 +4,7 @@
 
 namespace smprof::internal {
 
-std::string CutName(std::string_view name) {
-  if (name.size() <= NameTable::kMaxNameBytes) return std::string(name);
-  // The marker's length depends on N; N's digits never exceed the whole length's.
-  const std::size_t marker =
-      std::string(" [cut: ").size() + std::to_string(name.size()).size() + std::string(" bytes]").size();
-  std::size_t keep = 0;
-  while (keep < name.size()) {
-    const std::size_t step = std::max<std::size_t>(Utf8SequenceLength(name.substr(keep)), 1);
-    if (keep + step + marker > NameTable::kMaxNameBytes) break;
-    keep += step;
-  }
-  return std::string(name.substr(0, keep)) + " [cut: " + std::to_string(name.size() - keep) + " bytes]";
-}
+std::string CutName(std::string_view name) { return CutText(name, NameTable::kMaxNameBytes); }
 
 NameTable& NameTable::Get() {
   static NameTable* table = new NameTable();  // leaked on purpose

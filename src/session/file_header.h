@@ -22,7 +22,7 @@ struct HeaderInputs {
   std::uint32_t session_index = 0;
   const std::vector<PerfEventStatus>* perf_events;  // empty when EnablePerf=0 or without CPU sampling
   std::string perf_per_cpu_reason;
-  std::string perf_permissions;  // PerfCounters::permissions()
+  std::string perf_permissions;                // PerfCounters::permissions()
   std::string parent_trace;                    // set for a followed forked child
   const CudaCollectionStatus* cuda = nullptr;  // null: GPU collection was not attempted
 };

@@ -91,6 +91,7 @@ Status RankFileSequence::CloseCurrent(const DrainResult& session_counts, std::ui
   footer.set_cupti_records_dropped(cupti_records_dropped);
   footer.set_next_file(next_file);
   if (gpu_report_) *footer.mutable_gpu_collection() = *gpu_report_;
+  if (end_ && next_file.empty()) *footer.mutable_end() = *end_;
   footer.set_frames_lost_to_write_errors(counts.frames_lost_to_write_errors);
   footer.set_annotations_lost_to_write_errors(counts.annotations_lost_to_write_errors);
   footer.set_last_write_error(counts.last_write_error);

@@ -46,6 +46,8 @@ class RankFileSequence {
   // The GPU collector's report, known at stop: set before Finish, it goes in
   // the last file's footer.
   void SetGpuCollectionReport(const trace::GpuCollectionReport& report) { gpu_report_ = report; }
+  // How the session ended: set before Finish, it goes in the last file's footer.
+  void SetSessionEnd(const trace::SessionEnd& end) { end_ = end; }
 
   // For a forked child: forget the file without writing.
   void Abandon();
@@ -66,6 +68,7 @@ class RankFileSequence {
   DrainResult at_file_start_;       // session counts when the current file began
   std::uint64_t closed_bytes_ = 0;  // bytes of the files already closed
   std::optional<trace::GpuCollectionReport> gpu_report_;
+  std::optional<trace::SessionEnd> end_;
 };
 
 }  // namespace smprof::internal

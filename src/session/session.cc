@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
@@ -27,6 +28,7 @@
 #include "session/rank_file_sequence.h"
 #include "session/rank_info.h"
 #include "session/record_path.h"
+#include "session/session_end.h"
 #include "session/sigterm_stop.h"
 #include "smprof/smprof.h"
 #include "trace/file_format.h"
@@ -97,12 +99,22 @@ bool DisabledByEnvironment() {
   return value != nullptr && *value != '\0' && std::string(value) != "0";
 }
 
-// The atexit and SIGTERM stops never wait for the GPU (a stuck kernel, a
+// The exit and SIGTERM stops never wait for the GPU (a stuck kernel, a
 // collective whose peers are gone, would hang the exit).
 constexpr char kExitStopReason[] = "the exit stop never waits for the GPU";
 
-void StopAtExit() {
-  if (IsProfiling()) StopWithoutGpuWait(kExitStopReason);
+void StopOnExit(int status, void*) {
+  SessionEnd end;
+  end.how = "exit";
+  end.exit_code = status;
+  if (IsProfiling()) StopAtEnd(end);
+}
+
+void StopAtSigterm() {
+  SessionEnd end;
+  end.how = "signal";
+  end.signal = SIGTERM;
+  if (IsProfiling()) StopAtEnd(end);
 }
 
 // A followed child forked from a thread other than the main one runs on that
@@ -111,7 +123,11 @@ void StopAtExit() {
 // The child's own drain and sampler threads would keep it alive for ever; the
 // forking thread's exit stops the session (last frame, footer), which ends
 // them. Run by the thread-specific data destructor below.
-void StopWhenTheForkingThreadExits(void*) { StopAtExit(); }
+void StopWhenTheForkingThreadExits(void*) {
+  SessionEnd end;
+  end.how = "exit";
+  if (IsProfiling()) StopAtEnd(end);
+}
 
 pthread_key_t ForkingThreadKey() {
   static const pthread_key_t key = [] {
@@ -192,13 +208,13 @@ Status StartLocked(SessionState& s, const ResolvedConfig& config, const ClockPai
   NameTable::Get().TakeRefused();
 
   static std::once_flag exit_hook;
-  std::call_once(exit_hook, [] { std::atexit(StopAtExit); });
+  std::call_once(exit_hook, [] { on_exit(StopOnExit, nullptr); });
   // atexit handlers run in reverse order: registered again once CUPTI is
   // loaded (its own exit-time teardown registered before), the stop, and its
   // CUPTI flush, run before CUPTI tears itself down.
   static std::once_flag cuda_exit_hook;
-  if (cuda.active) std::call_once(cuda_exit_hook, [] { std::atexit(StopAtExit); });
-  if (config.stop_on_sigterm) StopOnSigterm(StopAtExit, kSigtermStopTimeout);
+  if (cuda.active) std::call_once(cuda_exit_hook, [] { on_exit(StopOnExit, nullptr); });
+  if (config.stop_on_sigterm) StopOnSigterm(StopAtSigterm, kSigtermStopTimeout);
 
   s.config = config;
   s.files = std::move(files);
@@ -220,7 +236,7 @@ Status StartLocked(SessionState& s, const ResolvedConfig& config, const ClockPai
   return Status::Ok();
 }
 
-Status StopLocked(SessionState& s, const std::string& no_gpu_wait_reason) {
+Status StopLocked(SessionState& s, const std::string& no_gpu_wait_reason, const SessionEnd& end) {
   g_recording.store(false, std::memory_order_release);
   ReleaseSigterm();
   if (s.sampler) s.sampler->Stop();  // its last sample goes into the last frame
@@ -234,6 +250,7 @@ Status StopLocked(SessionState& s, const std::string& no_gpu_wait_reason) {
   s.active = false;
 
   if (s.gpu_totals.collected) s.files->SetGpuCollectionReport(GpuCollectionReportOf(s.gpu_totals.losses));
+  s.files->SetSessionEnd(ToProto(end));
   const Status status = s.files->Finish(s.drained, CountOpenRanges(), s.gpu_totals.cupti_dropped);
 
   s.last_stats.annotations_written = s.drained.written;
@@ -367,7 +384,7 @@ Status Start(const Config& config) {
 namespace {
 
 // `no_gpu_wait_reason` "": the stop may wait for the GPU.
-Status StopSession(const std::string& no_gpu_wait_reason) {
+Status StopSession(const std::string& no_gpu_wait_reason, const SessionEnd& end) {
   SessionState& s = State();
   std::lock_guard<std::mutex> lock(s.control);
   if (Pending().pending) {  // a followed child that never recorded: nothing to write
@@ -377,15 +394,21 @@ Status StopSession(const std::string& no_gpu_wait_reason) {
     return Status::Ok();
   }
   if (!s.active) return Status(StatusCode::kFailedPrecondition, "profiling is not running");
-  return StopLocked(s, no_gpu_wait_reason);
+  return StopLocked(s, no_gpu_wait_reason, end);
 }
 
 }  // namespace
 
-Status Stop() { return StopSession(""); }
+namespace internal {
+
+Status StopAtEnd(const SessionEnd& end) { return StopSession(kExitStopReason, end); }
+
+}  // namespace internal
+
+Status Stop() { return StopSession("", SessionEnd()); }
 
 Status StopWithoutGpuWait(const std::string& why) {
-  return StopSession(why.empty() ? "stopped without waiting for the GPU" : why);
+  return StopSession(why.empty() ? "stopped without waiting for the GPU" : why, SessionEnd());
 }
 
 SessionStats LastSessionStats() {

@@ -1,5 +1,6 @@
 #include "trace/utf8_text.h"
 
+#include <algorithm>
 #include <cstdint>
 
 namespace smprof::internal {
@@ -65,6 +66,20 @@ void AppendValidUtf8(std::string_view text, std::string* out) {
     out->append(kReplacement);
     text.remove_prefix(InvalidPrefixLength(text));
   }
+}
+
+std::string CutText(std::string_view text, std::size_t max_bytes) {
+  if (text.size() <= max_bytes) return std::string(text);
+  // The marker's length depends on N; N's digits never exceed the whole length's.
+  const std::size_t marker =
+      std::string(" [cut: ").size() + std::to_string(text.size()).size() + std::string(" bytes]").size();
+  std::size_t keep = 0;
+  while (keep < text.size()) {
+    const std::size_t step = std::max<std::size_t>(Utf8SequenceLength(text.substr(keep)), 1);
+    if (keep + step + marker > max_bytes) break;
+    keep += step;
+  }
+  return std::string(text.substr(0, keep)) + " [cut: " + std::to_string(text.size() - keep) + " bytes]";
 }
 
 std::string ValidUtf8(std::string_view text) {

@@ -20,4 +20,9 @@ void AppendValidUtf8(std::string_view text, std::string* out);
 // `text` itself when valid, else its AppendValidUtf8 form.
 std::string ValidUtf8(std::string_view text);
 
+// `text` itself when it has at most `max_bytes`, else its first bytes up to a
+// UTF-8 sequence's boundary followed by " [cut: N bytes]" (N the bytes left
+// out), `max_bytes` in all.
+std::string CutText(std::string_view text, std::size_t max_bytes);
+
 }  // namespace smprof::internal

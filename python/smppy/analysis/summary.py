@@ -13,6 +13,7 @@ from typing import Any
 from smppy import _smppy
 from smppy.analysis._dask_cluster import DaskScheduler
 from smppy.analysis._parallel_summary import s3_summary_text, summary_text
+from smppy.analysis.session_end import end_warnings
 
 DEFAULT_STEP_PATTERN: str = _smppy.DEFAULT_STEP_PATTERN
 DEFAULT_DATA_WAIT_PATTERN: str = _smppy.DEFAULT_DATA_WAIT_PATTERN
@@ -24,6 +25,13 @@ Progress = Callable[[int, int], None]
 # ``worker_of_pid``, ``files`` (paths in file_index order), ``bytes``,
 # ``origin_ns`` (the job's earliest start); picklable (it travels as bytes).
 ProcessStream = _smppy.ProcessStream
+
+
+def _summary_dict(text: bytes) -> dict[str, Any]:
+    """The C++ summary's JSON as a dict, with a warning for each session that ended abnormally."""
+    summary: dict[str, Any] = json.loads(text.decode("utf-8", errors="replace"))
+    summary["warnings"].extend(end_warnings(summary))
+    return summary
 
 
 def input_paths(path: str | os.PathLike[str] | list[str | os.PathLike[str]]) -> list[str]:
@@ -79,7 +87,7 @@ def summarize(
         text = s3_summary_text(path, options, jobs=jobs, scheduler=scheduler, progress=progress)
     else:
         text = summary_text(input_paths(path), options, jobs=jobs, scheduler=scheduler, progress=progress)
-    return json.loads(text.decode("utf-8", errors="replace"))
+    return _summary_dict(text)
 
 
 @dataclass(frozen=True)
@@ -137,4 +145,4 @@ def summary_from_partial(partial: bytes, warnings: Sequence[str] = ()) -> dict[s
     """The summary dict of a partial summary: for the partials of every stream of a job,
     merged, exactly ``summarize``'s. ``warnings``: the job's ``JobStreams.warnings``."""
     text = _smppy.summary_from_partial(partial, list(warnings))
-    return json.loads(text.decode("utf-8", errors="replace"))
+    return _summary_dict(text)

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from smppy.analysis.gpu_events import GPU_KINDS
+from smppy.analysis.session_end import end_of_file
 from smppy.analysis.trace import open_trace
 
 # The GPU tables of a frame, counted by what ``smprof info`` calls them.
@@ -104,6 +105,11 @@ class TraceInfo:
             )
         return lines
 
+    @property
+    def end(self) -> dict[str, Any] | None:
+        """How the session ended (``session_end.end_of_file``); None for a file it continued after."""
+        return end_of_file(self.footer)
+
     def to_json(self) -> dict[str, Any]:
         h = self.header
         return {
@@ -123,6 +129,7 @@ class TraceInfo:
             "file_index": h["file_index"],
             "previous_file": h["previous_file"],
             "next_file": self.footer["next_file"] if self.footer else "",
+            "end": self.end,
             "start_realtime_ns": h["start"]["realtime_ns"],
             "span_ns": self.span_ns,
             "frames": self.frames,

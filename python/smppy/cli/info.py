@@ -10,6 +10,7 @@ from collections import defaultdict
 from typing import Any
 
 from smppy.analysis._inputs import resolve_traces
+from smppy.analysis.session_end import end_sentence
 from smppy.analysis.trace import find_trace_files
 from smppy.analysis.trace_info import NameStats, TraceInfo, read_info
 from smppy.cli.messages import warn
@@ -35,6 +36,8 @@ def _print_info(infos: list[TraceInfo], top: int) -> None:
         if h["forked_child"]:
             print(f"  forked child of pid {h['parent_pid']} (parent's trace: {h['parent_trace']})")
         print(f"  status: {info.status}")
+        if info.end is not None:
+            print(f"  ended: {end_sentence(info.end)}")
         print(
             f"  span {info.span_ns / 1e9:.3f} s  frames {info.frames}  annotations {info.annotations}"
             f"  dropped {info.dropped}  threads {len(info.threads)}  distinct names {len(info.names)}"

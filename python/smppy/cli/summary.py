@@ -11,6 +11,7 @@ from typing import Any
 from smppy import analysis
 from smppy.analysis import input_pipeline_wait
 from smppy.analysis._inputs import require_readable, summary_input
+from smppy.analysis.session_end import end_label
 from smppy.cli import options
 from smppy.cli.messages import warn_grouped
 from smppy.cli.terminal_text import ms, print_findings, short, table
@@ -65,10 +66,13 @@ def print_summary(s: dict[str, Any], top: int) -> None:
                 st["count"],
                 ms(st["mean_ns"]),
                 ms(st["max_ns"]),
+                end_label(r["end"]),
             ]
         )
     table(
-        ["process", "span", "GPU active", "CPU util", "annotations", "steps", "step mean", "step max"], rows
+        ["process", "span", "GPU active", "CPU util", "annotations", "steps"]
+        + ["step mean", "step max", "ended"],
+        rows,
     )
 
     steps = s["steps"]

@@ -15,6 +15,7 @@ from typing import Any, Callable
 from smppy import analysis
 from smppy.analysis._dask_cluster import DaskScheduler
 from smppy.analysis._inputs import require_readable, summary_input
+from smppy.analysis.session_end import end_label
 from smppy.analysis.warning_groups import grouped_warnings
 from smppy.diagnose import diagnose
 from smppy.diagnose.input_wait import input_pipeline_wait, input_wait_sentence
@@ -83,6 +84,7 @@ def _payload(summary: dict[str, Any], top_k: int) -> dict[str, Any]:
         "written": written,
         "warnings": grouped_warnings(summary["warnings"]),
         "input_wait": input_wait_sentence(wait) if wait else None,  # the summary's line, word for word
+        "ends": [end_label(r["end"]) for r in summary["ranks"]],  # as the summary's "ended" column
         "outlying_steps": {
             "factor": OUTLIER_FACTOR,
             "listed": LISTED_OUTLIERS,

@@ -22,7 +22,7 @@
 
 namespace smprof::analysis {
 
-inline constexpr std::uint64_t kPartialVersion = 5;  // 5: nested data waits counted once, names cut or refused
+inline constexpr std::uint64_t kPartialVersion = 6;  // 6: how each session ended
 
 // Reads `streams` (of one job, whose earliest header start is `origin_ns`)
 // into a partial summary. Damaged files are warnings inside it. Throws

@@ -106,6 +106,15 @@ void SummaryBuilder::EndFile(const FileReadResult& result) {
     footer_drops_.names_cut += f.annotation_names_cut();
     footer_drops_.names_refused += f.annotation_names_refused();
   }
+  if (!result.has_footer) {
+    process_->end.Clear();
+    process_->end.set_how("no_footer");
+  } else if (result.footer.has_end()) {
+    process_->end = result.footer.end();
+  } else {
+    process_->end.Clear();
+    process_->end.set_how("unknown");
+  }
   process_->files.push_back({result.frames, result.has_footer && result.problem.empty(), result.problem});
   if (!result.problem.empty()) process_->read_warnings.push_back(ReadProblemWarning(result));
 }
@@ -152,6 +161,7 @@ void SummaryBuilder::Save(PartialEncoder& out) const {
     }
     SaveStrings(p.read_warnings, out);
     SaveStrings(p.frame_warnings, out);
+    out.Message(p.end);
   }
   out.Uint(drops_.annotations);
   out.Uint(drops_.open_ranges);
@@ -193,6 +203,7 @@ void SummaryBuilder::MergeFrom(PartialDecoder& in) {
     }
     MergeStrings(in, &p.read_warnings);
     MergeStrings(in, &p.frame_warnings);
+    in.Message(&p.end);
   }
   drops_.annotations += in.Uint();
   drops_.open_ranges += in.Uint();
@@ -341,6 +352,16 @@ void SummaryBuilder::WriteRanks(JsonWriter& out) const {
     }
     out.Key("steps");
     WriteStats(p.steps, out);
+    out.Key("end").BeginObject().Field("how", p.end.how()).Key("exit_code");
+    if (p.end.exit_code_known()) {
+      out.Int(p.end.exit_code());
+    } else {
+      out.Null();
+    }
+    out.Field("signal", p.end.signal())
+        .Field("exception_type", p.end.exception_type())
+        .Field("exception_message", p.end.exception_message())
+        .EndObject();
     out.EndObject();
   }
   out.EndArray();

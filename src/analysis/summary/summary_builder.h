@@ -67,6 +67,9 @@ class SummaryBuilder : public FrameVisitor {
     std::vector<FileRead> files;              // as stream.files
     std::vector<std::string> read_warnings;   // damaged files
     std::vector<std::string> frame_warnings;  // frames skipped in part
+    // How the session ended: its last file's footer's, how "no_footer"
+    // without one, "unknown" when the footer predates SessionEnd.
+    trace::SessionEnd end;
   };
   struct Drops {
     std::uint64_t annotations = 0;

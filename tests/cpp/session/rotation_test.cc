@@ -98,6 +98,7 @@ TEST(Rotation, EveryEventExactlyOnceAcrossFilesInOrder) {
       EXPECT_GT(f.header.start().monotonic_ns(), files[i - 1].header.start().monotonic_ns());
     }
     EXPECT_EQ(f.footer.annotations_written(), f.ranges.size()) << "footer counts are the file's own";
+    EXPECT_EQ(f.footer.has_end(), i + 1 == files.size()) << "how the session ended: in its last file only";
     EXPECT_EQ(f.footer.frames_written(), f.frames.size());
     for (const trace::Frame& frame : f.frames) EXPECT_EQ(frame.sequence(), frames++) << "numbered across files";
     for (const auto& range : f.ranges) {

@@ -232,7 +232,6 @@ TEST(Session, PerfCollectorOffSaysWhy) {
   const auto [unsampled_active, unsampled_reason] = perf_reason(ReadTraceFile(LastSessionStats().path));
   EXPECT_FALSE(unsampled_active);
   EXPECT_NE(unsampled_reason.find("CpuProfilingDurationS=0"), std::string::npos) << unsampled_reason;
-
 }
 
 TEST(Session, StatsDescribeTheLastSession) {

@@ -166,12 +166,12 @@
     append(body, dl);
     append(body, el("h3", "", "Processes"));
     append(body, table(
-      ["host", "rank", "pid", "span", "annotations", "GPU active", "CPU utilization", "steps", "command line"],
+      ["host", "rank", "pid", "span", "annotations", "GPU active", "CPU utilization", "steps", "ended", "command line"],
       job.processes.map((p) => {
         const r = summary.ranks.find((x) => x.host === p.host && x.rank === p.rank && x.pid === p.pid) || {};
         return [p.host, p.rank + (p.worker_of_pid ? " (worker of pid " + p.worker_of_pid + ")" : ""), p.pid, duration(p.span_ns),
           r.annotations ?? "", percent(r.gpu_active_percent), percent(r.cpu_utilization_percent),
-          r.steps ? r.steps.count : "", p.argv.join(" ")];
+          r.steps ? r.steps.count : "", payload.report.ends[summary.ranks.indexOf(r)] ?? "", p.argv.join(" ")];
       })));
     append(body, el("h3", "", "Devices"));
     if (job.devices.length) {
