@@ -54,4 +54,5 @@ echo "== Python"
 python3 bench/export_benchmark.py --quick >/dev/null
 python3 bench/report_benchmark.py --quick >/dev/null
 python3 bench/partial_summary_benchmark.py --quick >/dev/null  # fails if partials differ from the direct summary
+python3 bench/distinct_names_benchmark.py --quick >/dev/null
 python3 -m pytest tests/python -q --durations=25

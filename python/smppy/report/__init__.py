@@ -27,6 +27,28 @@ DEFAULT_TOP_K = 10
 # "top 15" panels need at least 15.
 LISTED_KERNELS = 50
 LISTED_OUTLIERS = 20  # the steps panel's table of outlying steps
+# Annotation names the page lists (its picker, GPU time per annotation), by total time; the rest
+# is one "not listed" line, so a job of 200,000 distinct names makes a page of bounded size
+# (the full tables: analysis.summarize, smprof export --format parquet).
+LISTED_ANNOTATIONS = 200
+
+
+def _listed_annotations(summary: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The summary with its annotation tables cut to LISTED_ANNOTATIONS names, and what was cut
+    (names, calls, total time), None when nothing was."""
+    rows = summary["annotations"]  # by total time, descending
+    gpu_rows = summary["gpu"]["per_annotation"]
+    if len(rows) <= LISTED_ANNOTATIONS and len(gpu_rows) <= LISTED_ANNOTATIONS:
+        return summary, None
+    rest = rows[LISTED_ANNOTATIONS:]
+    cut = {
+        "names": len(rest),
+        "count": sum(a["stats"]["count"] for a in rest),
+        "total_ns": sum(a["stats"]["total_ns"] for a in rest),
+        "gpu_names": max(0, len(gpu_rows) - LISTED_ANNOTATIONS),
+    }
+    gpu = {**summary["gpu"], "per_annotation": gpu_rows[:LISTED_ANNOTATIONS]}
+    return {**summary, "annotations": rows[:LISTED_ANNOTATIONS], "gpu": gpu}, cut
 
 
 def build_report(
@@ -91,4 +113,5 @@ def _payload(summary: dict[str, Any], top_k: int) -> dict[str, Any]:
             "steps": outlying_steps(summary),
         },
     }
-    return {"summary": summary, "findings": findings, "report": report}
+    listed, report["annotations_not_listed"] = _listed_annotations(summary)
+    return {"summary": listed, "findings": findings, "report": report}

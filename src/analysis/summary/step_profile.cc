@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <unordered_set>
 
 #include "analysis/job/stream_order.h"
 
@@ -164,6 +165,7 @@ void StepProfile::CloseStep(const internal::AnnotationRow& row, const Name* name
   // Phases gather in a buffer kept from step to step: only the steps kept one by one copy them.
   auto& phases = phases_;
   phases.clear();
+  phase_index_.clear();
   // Pending annotations are in start order (rows come sorted by start, frames in time order), so
   // this step's own lie before the first that starts after it ends: only those are looked at.
   std::size_t scanned = 0;
@@ -179,11 +181,11 @@ void StepProfile::CloseStep(const internal::AnnotationRow& row, const Name* name
     const bool inside = a.start_ns >= start;
     const bool phase = (inside && a.depth == row.depth + 1) || (!inside && a.depth == row.depth);
     if (phase) {
-      auto it = std::find_if(phases.begin(), phases.end(), [&](const auto& p) { return p.first == a.name; });
-      if (it == phases.end()) {
+      const auto [it, added] = phase_index_.try_emplace(a.name, phases.size());
+      if (added) {
         phases.emplace_back(a.name, a.end_ns - a.start_ns);
       } else {
-        it->second += a.end_ns - a.start_ns;
+        phases[it->second].second += a.end_ns - a.start_ns;
       }
     }
     if (a.name->kind == Kind::kData && (phase || (inside ? a.depth > row.depth + 1 : a.depth > row.depth))) {
@@ -342,12 +344,29 @@ void StepProfile::Write(JsonWriter& out) const {
     std::sort(phases.begin(), phases.end(), [](const auto& a, const auto& b) {
       return a.second != b.second ? a.second > b.second : a.first->text < b.first->text;
     });
+    std::unordered_set<const Name*> written;  // the phases named one by one
+    std::int64_t other_ns = 0;
+    std::uint64_t others = 0;
     out.Key("phases").BeginArray();
     for (const auto& [name, ns] : phases) {
+      if (written.size() >= kMaxPhasesWritten && name->kind != Kind::kData) {
+        other_ns += ns;
+        ++others;
+        continue;
+      }
+      written.insert(name);
       out.BeginObject()
           .Field("name", name->text)
           .Field("total_ns", ns)
           .Field("data", name->kind == Kind::kData)
+          .EndObject();
+    }
+    if (others > 0) {
+      out.BeginObject()
+          .Field("name", kOtherPhases)
+          .Field("total_ns", other_ns)
+          .Field("data", false)
+          .Field("names", others)
           .EndObject();
     }
     out.EndArray().Key("steps").BeginArray();
@@ -359,7 +378,17 @@ void StepProfile::Write(JsonWriter& out) const {
           .Field("gap_before_ns", step.gap_before_ns)
           .Field("data_wait_ns", step.data_wait_ns);
       out.Key("phases").BeginObject();
-      for (const auto& [name, ns] : step.phases) out.Field(name->text, ns);
+      std::int64_t step_other_ns = 0;
+      bool step_has_other = false;
+      for (const auto& [name, ns] : step.phases) {
+        if (written.count(name) != 0) {
+          out.Field(name->text, ns);
+        } else {
+          step_other_ns += ns;
+          step_has_other = true;
+        }
+      }
+      if (step_has_other) out.Field(kOtherPhases, step_other_ns);
       out.EndObject();
       WriteCounters(step.counters, out);
       out.EndObject();

@@ -38,6 +38,11 @@ namespace smprof::analysis {
 class StepProfile {
  public:
   static constexpr std::size_t kMaxPending = std::size_t{1} << 16;
+  // Phases written per stream: the longest by total time, and every data
+  // wait; the others are one "(other phases)" entry, in each step too, so
+  // that a job of 200,000 distinct names writes a summary of bounded size.
+  static constexpr std::size_t kMaxPhasesWritten = 64;
+  static constexpr std::string_view kOtherPhases = "(other phases)";
 
   explicit StepProfile(const SummaryOptions& options);
 
@@ -129,6 +134,7 @@ class StepProfile {
   std::vector<const Name*> frame_names_;
   std::vector<const internal::AnnotationRow*> frame_steps_;        // AddFrame's: the frame's steps, in row order
   std::vector<std::pair<const Name*, std::int64_t>> phases_;       // CloseStep's, reused
+  std::unordered_map<const Name*, std::size_t> phase_index_;       // into phases_, reused
   std::vector<std::pair<std::int64_t, std::int64_t>> data_waits_;  // CloseStep's [start, end), reused
   std::vector<std::unique_ptr<Stream>> streams_;
   Stream* stream_ = nullptr;

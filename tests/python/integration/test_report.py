@@ -452,3 +452,46 @@ def test_step_charts_stay_readable_with_a_900x_warm_up_step(browser: Any, tmp_pa
         ".map(tr => [...tr.cells].map(td => td.textContent))"
     )
     assert [(r[2], r[4], r[5]) for r in rows] == [("0", "900×", "warm-up"), ("50", "5×", "outlier")]
+
+
+def test_many_names_are_cut_to_the_listed_ones_and_each_process_says_how_it_ended(
+    browser: Any, tmp_path: Path
+) -> None:
+    """250 distinct names: the picker lists 200 (LISTED_ANNOTATIONS), a line counts the other 50;
+    rank 0 stopped, rank 1 died of an uncaught ValueError (issue 32, items 7 and 8)."""
+    from smppy.report import LISTED_ANNOTATIONS
+
+    traces = tmp_path / "traces"
+    for rank in range(2):
+        frame = st.pb().Frame(sequence=0)
+        rows = [(1_000, 100_000_000, "step_0", 7, 0)]
+        rows += [(2_000 + 1_000 * i, 300 - i, f"layer_{i}.forward", 7, 1) for i in range(250)]
+        st.add_annotations(frame, rows)
+        footer = st.pb().Footer(annotations_written=len(rows), frames_written=1)
+        footer.stop.monotonic_ns = 200_000_000
+        if rank == 0:
+            footer.end.how = "stop"
+        else:
+            footer.end.how, footer.end.exit_code_known, footer.end.exit_code = "exception", True, 1
+            footer.end.exception_type, footer.end.exception_message = "ValueError", b"bad batch 7"
+        st.write_trace(
+            traces / f"rank{rank}.smprof", st.header(rank=rank, world_size=2, pid=10 + rank), [frame], footer
+        )
+    report = write_report(str(traces), tmp_path / "report.html")
+    payload = embedded_payload(report.read_text())
+    assert len(payload["summary"]["annotations"]) == LISTED_ANNOTATIONS == 200
+    assert payload["report"]["annotations_not_listed"]["names"] == 251 - LISTED_ANNOTATIONS
+    open_report(browser, report)
+    options = browser.execute_script("return document.querySelectorAll('#annotation-picker option').length")
+    assert options == LISTED_ANNOTATIONS
+    notes = [p.text for p in browser.find_elements("css selector", "p.note")]
+    assert any(n.startswith("and 51 more annotation names, 102 calls") for n in notes), notes
+    ended = browser.execute_script(
+        """const table = [...document.querySelectorAll("table")].find(
+             (t) => [...t.querySelectorAll("th")].some((th) => th.textContent === "ended"));
+           const column = [...table.querySelectorAll("th")].findIndex((th) => th.textContent === "ended");
+           return [...table.querySelectorAll("tbody tr")].map((tr) => tr.children[column].textContent);"""
+    )
+    assert ended == ["stop", "ValueError"], ended
+    banner = browser.find_element("id", "banner").text
+    assert "rank 1 pid 11: ended by an uncaught ValueError: bad batch 7 (after 1 step)" in banner, banner

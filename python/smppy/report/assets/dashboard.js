@@ -405,6 +405,11 @@
     });
     append(wrap, label, select);
     append(body, wrap);
+    const cut = payload.report.annotations_not_listed;
+    if (cut) {
+      append(body, el("p", "note", "and " + cut.names + " more annotation names, " + cut.count + " calls, " +
+        duration(cut.total_ns) + " in all, not listed here: smprof export --format parquet has every name"));
+    }
     const name = el("p", "stat annotation-name");
     const stats = el("p", "stat");
     const holder = el("div");

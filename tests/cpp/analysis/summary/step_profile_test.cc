@@ -168,6 +168,39 @@ TEST(StepProfile, AFrameOfMoreAnnotationsThanTheCapLosesNone) {
       << json.substr(0, 400);
 }
 
+TEST(StepProfile, PhasesPastTheCapAreOneOtherEntryWhoseTimeIsKept) {
+  // Two steps of 1,000 distinct phases each (phase i lasts i+1 ns), and one data wait of 10 ns,
+  // shorter than all but a few: written are the 64 longest, the data wait, and "(other phases)".
+  SummaryOptions options;
+  options.data_wait_pattern = "load";
+  FrameBuilder frame;
+  for (std::int64_t step = 0; step < 2; ++step) {
+    const std::int64_t start = step * 10'000'000;
+    std::int64_t at = start + 10;
+    frame.Range("step", start, start + 5'000'000, 0).Range("load", start, start + 10, 1);
+    for (std::int64_t i = 0; i < 1000; ++i) {
+      frame.Range("phase_" + std::to_string(i), at, at + i + 1, 1);
+      at += i + 1;
+    }
+  }
+  const std::string json = Profile(options, {frame});
+  std::size_t named = 0;
+  for (std::int64_t i = 0; i < 1000; ++i) {
+    named += json.find("\"phase_" + std::to_string(i) + "\"") != std::string::npos ? 1 : 0;
+  }
+  EXPECT_EQ(named, StepProfile::kMaxPhasesWritten) << "only the longest phases by name";
+  EXPECT_NE(json.find(R"({"name":"phase_999","total_ns":2000,"data":false})"), std::string::npos);
+  EXPECT_NE(json.find(R"({"name":"load","total_ns":20,"data":true})"), std::string::npos) << "data waits always";
+  // 936 phases of 1..936 ns, twice.
+  const std::int64_t other = 2 * (936 * 937 / 2);
+  EXPECT_NE(
+      json.find(R"x({"name":"(other phases)","total_ns":)x" + std::to_string(other) + R"(,"data":false,"names":936})"),
+      std::string::npos)
+      << json.substr(json.find("(other"), 200);
+  EXPECT_NE(json.find(R"x("(other phases)":)x" + std::to_string(other / 2) + "}"), std::string::npos) << "per step too";
+  EXPECT_LT(json.size(), 20'000u);
+}
+
 TEST(StepProfile, KeepsTheFirstStepsAndTotalsThemAll) {
   SummaryOptions options;
   options.max_profiled_steps = 1;
