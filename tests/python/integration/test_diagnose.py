@@ -81,6 +81,27 @@ def test_straggler_rank_and_the_phase_that_makes_it(tmp_path: Path) -> None:
     assert finding.cost_per_step_ns >= 30_000_000
 
 
+def test_straggler_under_plain_ddp_from_the_users_own_phases(tmp_path: Path) -> None:
+    """DDP, no collective annotated: rank 1's Forward is 40 ms longer, and rank 0 waits those 40 ms
+    inside its Backward (the reducer's all-reduce). The work rule cannot see it (every rank's
+    work is its whole cycle); the phase rule names both phases."""
+    summary = _train(tmp_path, "--slow-rank", "1", "--ddp", ranks=2)
+    finding = _only(stragglers.detect(summary), "straggler_rank")
+    assert finding.evidence["rank"] == 1 and finding.evidence["rule"] == "phases"
+    assert finding.evidence["phase"] == "Forward" and finding.evidence["wait_phase"] == "Backward"
+    assert finding.evidence["phase_excess_ns"]["Forward"] >= 30_000_000
+    assert finding.evidence["others_wait_ns"]["Backward"] >= 20_000_000
+    assert "'Forward'" in finding.title and "'Backward'" in finding.title
+    assert finding.cost_per_step_ns >= 20_000_000
+    assert any(f.id == "straggler_rank" for f in diagnose(summary))
+
+
+def test_no_straggler_under_balanced_ddp(tmp_path: Path) -> None:
+    summary = _train(tmp_path, "--ddp", "--step-sleep", "0.1", ranks=2)
+    assert len(summary["step_profile"]["per_rank"]) == 2
+    assert stragglers.detect(summary) == []
+
+
 def test_periodic_slow_steps_inside_a_checkpoint(tmp_path: Path) -> None:
     summary = _train(tmp_path, "--checkpoint-every", "5")
     finding = _only(step_outliers.detect(summary), "step_time_outliers")

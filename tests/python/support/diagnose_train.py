@@ -1,10 +1,12 @@
 """A small real PyTorch training loop for the diagnose tests, with one problem
 switched on by a flag (or none: the balanced run). Automatic PyTorch mode
 annotates steps (``ProfilerStep#N``) and ``InputWait``; the loop adds
-``Forward`` and, under torchrun, an ``all_reduce`` of the gradients.
+``Forward`` and, under torchrun, an ``all_reduce`` of the gradients; with ``--ddp`` the model is
+DistributedDataParallel instead, whose reducer all-reduces inside ``loss.backward()``, annotated
+``Backward`` as SMP users annotate it (no collective annotated).
 
-    python diagnose_train.py OUT [--slow-data] [--slow-rank R] [--checkpoint-every N] [--threads T]
-                                [--one-core] [--step-sleep S]
+    python diagnose_train.py OUT [--slow-data] [--slow-rank R] [--ddp] [--checkpoint-every N]
+                                [--threads T] [--one-core] [--step-sleep S]
 
 What it computes does not depend on the machine's speed: the heavy steps (``--threads`` above 1)
 compute for a fixed CPU time per usable core, not a fixed number of products, so every step fills
@@ -63,6 +65,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=24)
     parser.add_argument("--slow-data", action="store_true", help="each batch takes ~30 ms to load")
     parser.add_argument("--slow-rank", type=int, default=-1, help="this rank's Forward takes 40 ms longer")
+    parser.add_argument("--ddp", action="store_true", help="DistributedDataParallel; Backward annotated")
     parser.add_argument("--checkpoint-every", type=int, default=0, help="save a checkpoint every N steps")
     parser.add_argument("--threads", type=int, default=1, help="torch intra-op threads; more: heavy matmuls")
     parser.add_argument("--one-core", action="store_true", help="pinned to one core (a narrow cpuset)")
@@ -98,6 +101,8 @@ def main() -> None:
     data = Batches(batch * args.steps, 0.004 if args.slow_data else 0.0)
     loader = torch.utils.data.DataLoader(data, batch_size=batch)
     model = torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.ReLU(), torch.nn.Linear(256, 4))
+    if args.ddp:
+        model = torch.nn.parallel.DistributedDataParallel(model)
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     # Threads up to the cores: large products, each a long parallel region that keeps every core
     # busy. More threads than cores: small products, short parallel regions, each of which hands
@@ -120,8 +125,12 @@ def main() -> None:
             if rank == args.slow_rank:
                 time.sleep(0.04)
         opt.zero_grad()
-        loss.backward()
-        if distributed:
+        if args.ddp:
+            with smppy.annotate("Backward"):
+                loss.backward()  # the reducer's all-reduce: rank 0 waits for the slow rank here
+        else:
+            loss.backward()
+        if distributed and not args.ddp:
             with smppy.annotate("all_reduce"):
                 for p in model.parameters():
                     dist.all_reduce(p.grad)
