@@ -45,7 +45,6 @@ def _listed_annotations(summary: dict[str, Any]) -> tuple[dict[str, Any], dict[s
         "names": len(rest),
         "count": sum(a["stats"]["count"] for a in rest),
         "total_ns": sum(a["stats"]["total_ns"] for a in rest),
-        "gpu_names": max(0, len(gpu_rows) - LISTED_ANNOTATIONS),
     }
     gpu = {**summary["gpu"], "per_annotation": gpu_rows[:LISTED_ANNOTATIONS]}
     return {**summary, "annotations": rows[:LISTED_ANNOTATIONS], "gpu": gpu}, cut
