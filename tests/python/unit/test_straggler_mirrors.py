@@ -3,6 +3,8 @@ rule reads both ways, and only the reading whose wait phase can hide a collectiv
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from smppy.diagnose.finding import Finding
 from smppy.diagnose.stragglers import _without_mirrors
 
@@ -54,8 +56,6 @@ def test_a_tie_keeps_neither_reading() -> None:
 
 
 def test_findings_that_are_not_mirrors_all_stay() -> None:
-    work = Finding(
-        **{**_phases_finding(2, "Forward", "Backward").__dict__, "evidence": {"rule": "work", "rank": 2}}
-    )
+    work = replace(_phases_finding(2, "Forward", "Backward"), evidence={"rule": "work", "rank": 2})
     unrelated = [_phases_finding(1, "Forward", "Backward"), _phases_finding(0, "Optimizer", "DataLoad"), work]
     assert _ranks(_without_mirrors(unrelated)) == [1, 0, 2]
