@@ -4,6 +4,9 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <cstdint>
 #include <optional>
 #include <tuple>
@@ -11,6 +14,7 @@
 
 #include "bindings/module_parts.h"
 #include "bindings/text.h"
+#include "runtime/collective_records.h"
 #include "runtime/resolved_config.h"
 #include "session/session_end.h"
 #include "smprof/smprof.h"
@@ -121,6 +125,28 @@ PYBIND11_MODULE(_smppy, m) {
       },
       "Adds one clock-alignment round (samples: (t0, t1, t2, t3) monotonic ns) to the running session; returns "
       "None, or a message.");
+  m.def(
+      "record_collective",
+      [](std::string op, std::string group, std::uint32_t group_size, std::uint32_t group_rank, std::uint64_t sequence,
+         std::uint64_t bytes, std::string dtype, bool async_op, std::int64_t start_ns, std::int64_t end_ns) {
+        smprof::internal::CollectiveRecord r;
+        r.start_ns = start_ns;
+        r.call_dur_ns = end_ns - start_ns;
+        r.tid = static_cast<std::uint32_t>(syscall(SYS_gettid));
+        r.op = std::move(op);
+        r.group = std::move(group);
+        r.group_size = group_size;
+        r.group_rank = group_rank;
+        r.sequence = sequence;
+        r.bytes = bytes;
+        r.dtype = std::move(dtype);
+        r.async_op = async_op;
+        return smprof::internal::RecordCollective(std::move(r));
+      },
+      py::arg("op"), py::arg("group"), py::arg("group_size"), py::arg("group_rank"), py::arg("sequence"),
+      py::arg("bytes"), py::arg("dtype"), py::arg("async_op"), py::arg("start_ns"), py::arg("end_ns"),
+      "Records one collective call of the calling thread (start_ns, end_ns: time.monotonic_ns() around the call) "
+      "into the running session (trace.proto Collectives); False when none is recording.");
   m.def("clock_offset_ns", &smprof::ClockOffsetNs, "CLOCK_REALTIME - CLOCK_MONOTONIC as the trace's anchors read it.");
   m.def("last_session_stats", [] {
     const smprof::SessionStats stats = smprof::LastSessionStats();

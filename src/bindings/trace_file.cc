@@ -6,6 +6,7 @@
 #include "bindings/gpu_frame_dict.h"
 #include "bindings/module_parts.h"
 #include "bindings/text.h"
+#include "trace/collective_codec.h"
 #include "trace/file_format.h"
 #include "trace/frame_codec.h"
 #include "trace/trace_reader.h"
@@ -117,6 +118,8 @@ py::dict FooterDict(const smprof::trace::Footer& f) {
   out["gpu_records_written"] = f.gpu_records_written();
   out["gpu_records_dropped"] = f.gpu_records_dropped();
   out["cupti_records_dropped"] = f.cupti_records_dropped();
+  out["collectives_written"] = f.collectives_written();
+  out["collectives_dropped"] = f.collectives_dropped();
   out["next_file"] = Text(f.next_file());
   out["frames_lost_to_write_errors"] = f.frames_lost_to_write_errors();
   out["annotations_lost_to_write_errors"] = f.annotations_lost_to_write_errors();
@@ -152,6 +155,44 @@ py::dict FooterDict(const smprof::trace::Footer& f) {
   gpu["synchronize_skipped"] = g.synchronize_skipped();
   gpu["foreign_client"] = g.foreign_client();
   out["gpu_collection"] = f.has_gpu_collection() ? py::object(gpu) : py::object(py::none());
+  return out;
+}
+
+// The frame's collective calls, one list per column.
+py::dict CollectivesDict(const smprof::trace::Frame& frame) {
+  std::vector<smprof::internal::CollectiveRow> rows;
+  if (smprof::Status s = smprof::internal::DecodeCollectives(frame, &rows); !s.ok()) {
+    throw std::runtime_error(s.message());
+  }
+  const std::size_t n = rows.size();
+  py::list start(n), call_dur(n), op(n), group(n), group_size(n), group_rank(n), sequence(n), bytes(n), dtype(n),
+      async_op(n), tid(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto& r = rows[i];
+    start[i] = py::int_(r.start_ns);
+    call_dur[i] = py::int_(r.call_dur_ns);
+    op[i] = Text(r.op);
+    group[i] = Text(r.group);
+    group_size[i] = py::int_(r.group_size);
+    group_rank[i] = py::int_(r.group_rank);
+    sequence[i] = py::int_(r.sequence);
+    bytes[i] = py::int_(r.bytes);
+    dtype[i] = Text(r.dtype);
+    async_op[i] = py::bool_(r.async_op);
+    tid[i] = py::int_(r.tid);
+  }
+  py::dict out;
+  out["start_ns"] = start;
+  out["call_dur_ns"] = call_dur;
+  out["op"] = op;
+  out["group"] = group;
+  out["group_size"] = group_size;
+  out["group_rank"] = group_rank;
+  out["sequence"] = sequence;
+  out["bytes"] = bytes;
+  out["dtype"] = dtype;
+  out["async_op"] = async_op;
+  out["tid"] = tid;
   return out;
 }
 
@@ -202,6 +243,8 @@ py::dict FrameDict(const smprof::trace::Frame& frame) {
   out["annotations"] = annotations;
   out["threads"] = threads;
   out["counters"] = counters;
+  out["collectives"] = CollectivesDict(frame);
+  out["collectives_dropped_total"] = frame.collectives_dropped_total();
   AddGpuTables(frame, &out);
   return out;
 }

@@ -16,22 +16,4 @@ CounterTrackInfo CounterBuffer::TrackInfo(std::uint32_t track) const {
   return track < tracks_.size() ? tracks_[track] : CounterTrackInfo{};
 }
 
-void CounterBuffer::Add(std::uint32_t track, std::int64_t ts_ns, double value) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (samples_.size() >= max_samples_) {
-    ++dropped_;
-    return;
-  }
-  samples_.push_back(CounterSample{track, ts_ns, value});
-}
-
-std::uint64_t CounterBuffer::Take(std::vector<CounterSample>* out) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  out->insert(out->end(), samples_.begin(), samples_.end());
-  samples_.clear();
-  const std::uint64_t dropped = dropped_;
-  dropped_ = 0;
-  return dropped;
-}
-
 }  // namespace smprof::internal

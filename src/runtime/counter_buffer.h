@@ -1,8 +1,6 @@
 // CounterBuffer: counter samples on their way from the samplers to the drain.
 //
-// Samplers add a few hundred samples a second at most, so a mutex is fine
-// here; the buffer is bounded, and samples past the bound are dropped and
-// counted like annotations.
+// The samples go through a BoundedBuffer; the tracks are registered here.
 #pragma once
 
 #include <cstdint>
@@ -10,30 +8,29 @@
 #include <string>
 #include <vector>
 
+#include "runtime/bounded_buffer.h"
 #include "trace/records.h"
 
 namespace smprof::internal {
 
 class CounterBuffer {
  public:
-  explicit CounterBuffer(std::size_t max_samples) : max_samples_(max_samples) {}
+  explicit CounterBuffer(std::size_t max_samples) : samples_(max_samples) {}
 
   // The id of the track `name`, registering it on first use.
   std::uint32_t Track(const std::string& name, const std::string& unit, double resolution);
   CounterTrackInfo TrackInfo(std::uint32_t track) const;
 
-  void Add(std::uint32_t track, std::int64_t ts_ns, double value);
+  void Add(std::uint32_t track, std::int64_t ts_ns, double value) { samples_.Add(CounterSample{track, ts_ns, value}); }
 
   // Moves every buffered sample into `out` (appending) and returns how many
   // were dropped since the last call.
-  std::uint64_t Take(std::vector<CounterSample>* out);
+  std::uint64_t Take(std::vector<CounterSample>* out) { return samples_.Take(out); }
 
  private:
-  const std::size_t max_samples_;
-  mutable std::mutex mutex_;
+  mutable std::mutex mutex_;  // guards tracks_
   std::vector<CounterTrackInfo> tracks_;
-  std::vector<CounterSample> samples_;
-  std::uint64_t dropped_ = 0;
+  BoundedBuffer<CounterSample> samples_;
 };
 
 }  // namespace smprof::internal

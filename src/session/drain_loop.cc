@@ -1,5 +1,6 @@
 #include "session/drain_loop.h"
 
+#include <algorithm>
 #include <fstream>
 #include <string>
 #include <unordered_map>
@@ -7,10 +8,12 @@
 
 #include "collectors/cuda/cuda_collection.h"
 #include "collectors/cuda/gpu_record_buffer.h"
+#include "runtime/collective_records.h"
 #include "runtime/name_table.h"
 #include "runtime/recorder.h"
 #include "runtime/warnings.h"
 #include "session/rank_file_sequence.h"
+#include "trace/collective_codec.h"
 #include "trace/file_format.h"
 #include "trace/frame_codec.h"
 #include "trace/gpu_codec.h"
@@ -43,6 +46,8 @@ DrainResult CountsSince(const DrainResult& now, const DrainResult& then) {
   d.counter_samples_dropped = now.counter_samples_dropped - then.counter_samples_dropped;
   d.gpu_records = now.gpu_records - then.gpu_records;
   d.gpu_records_dropped = now.gpu_records_dropped - then.gpu_records_dropped;
+  d.collectives = now.collectives - then.collectives;
+  d.collectives_dropped = now.collectives_dropped - then.collectives_dropped;
   d.frames_lost_to_write_errors = now.frames_lost_to_write_errors - then.frames_lost_to_write_errors;
   d.annotations_lost_to_write_errors = now.annotations_lost_to_write_errors - then.annotations_lost_to_write_errors;
   if (d.frames_lost_to_write_errors > 0) d.last_write_error = now.last_write_error;
@@ -63,6 +68,7 @@ void RunDrain(const DrainJob& job) {
   trace::Frame frame;
   std::vector<CounterSample> samples;
   const TrackLookup tracks = [&job](std::uint32_t track) { return job.counters->TrackInfo(track); };
+  std::vector<CollectiveRecord> collectives;
   GpuFrameEncoder gpu;
   std::vector<GpuBatch> gpu_batches;
   auto take_gpu = [&] {
@@ -75,12 +81,20 @@ void RunDrain(const DrainJob& job) {
   auto write_frame = [&] {
     samples.clear();
     result.counter_samples_dropped += job.counters->Take(&samples);
-    if (builder.size() == 0 && samples.empty() && gpu.size() == 0) return;
+    collectives.clear();
+    result.collectives_dropped += CollectiveRecords().Take(&collectives);
+    // Calls that began before this session: a hook still running as the previous one stopped.
+    collectives.erase(std::remove_if(collectives.begin(), collectives.end(),
+                                     [&job](const CollectiveRecord& r) { return r.start_ns < job.start_ns; }),
+                      collectives.end());
+    if (builder.size() == 0 && samples.empty() && gpu.size() == 0 && collectives.empty()) return;
     builder.Build(result.frames, &frame, kMaxFrameEvents);
     // GPU rows share the frame's string and thread tables with the annotations.
     const std::uint64_t gpu_rows = gpu.Build(&builder.tables(), &frame, kMaxFrameEvents);
     frame.set_gpu_dropped_total(result.gpu_records_dropped);
     EncodeCounters(samples, tracks, &frame);
+    EncodeCollectives(collectives, &builder.tables(), &frame);
+    frame.set_collectives_dropped_total(result.collectives_dropped);
     result.dropped += recorder.TakeDropped();
     result.refused_open_ranges += recorder.TakeRefusedOpenRanges();
     result.names_cut += NameTable::Get().TakeCut();
@@ -100,6 +114,7 @@ void RunDrain(const DrainJob& job) {
       result.annotations_lost_to_write_errors += ranges;
       result.counter_samples_dropped += samples.size();
       result.gpu_records_dropped += gpu_rows;
+      result.collectives_dropped += collectives.size();
       return;
     }
     if (failing) {
@@ -110,6 +125,7 @@ void RunDrain(const DrainJob& job) {
     result.written += ranges;
     result.counter_samples += samples.size();
     result.gpu_records += gpu_rows;
+    result.collectives += collectives.size();
     ++result.frames;
   };
   // Only copies: DrainOnce holds the thread registry's lock around part of it.

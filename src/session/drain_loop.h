@@ -1,5 +1,5 @@
-// The drain thread's work: empty the thread buffers and the counter buffer
-// into frames, every flush interval or when the pool fills, until stopped.
+// The drain thread's work: empty the thread buffers, the counter buffer and
+// the collective calls (CollectiveRecords) into frames, every flush interval or when the pool fills, until stopped.
 #pragma once
 
 #include <atomic>
@@ -21,6 +21,8 @@ struct DrainResult {
   std::uint64_t counter_samples_dropped = 0;
   std::uint64_t gpu_records = 0;          // rows of the GPU tables written
   std::uint64_t gpu_records_dropped = 0;  // refused by the GpuRecordBuffer or unwritable
+  std::uint64_t collectives = 0;
+  std::uint64_t collectives_dropped = 0;  // refused by CollectiveRecords() or unwritable
   // Frames that could not be written (disk full, ...) and their annotations.
   std::uint64_t frames_lost_to_write_errors = 0;
   std::uint64_t annotations_lost_to_write_errors = 0;

@@ -89,6 +89,8 @@ Status RankFileSequence::CloseCurrent(const DrainResult& session_counts, std::ui
   footer.set_gpu_records_written(counts.gpu_records);
   footer.set_gpu_records_dropped(counts.gpu_records_dropped);
   footer.set_cupti_records_dropped(cupti_records_dropped);
+  footer.set_collectives_written(counts.collectives);
+  footer.set_collectives_dropped(counts.collectives_dropped);
   footer.set_next_file(next_file);
   if (gpu_report_) *footer.mutable_gpu_collection() = *gpu_report_;
   if (end_ && next_file.empty()) *footer.mutable_end() = *end_;

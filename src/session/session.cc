@@ -16,6 +16,7 @@
 #include "collectors/cuda/gpu_collection_report.h"
 #include "collectors/cuda/gpu_record_buffer.h"
 #include "runtime/clock_anchor.h"
+#include "runtime/collective_records.h"
 #include "runtime/counter_buffer.h"
 #include "runtime/name_table.h"
 #include "runtime/recorder.h"
@@ -142,11 +143,13 @@ void ForkPrepare() {
   State().control.lock();
   Recorder::Get().LockForFork();
   NameTable::Get().mutex().lock();
+  CollectiveRecords().LockForFork();
   ClosedFileQueue::Get().LockForFork();
 }
 
 void ForkParent() {
   ClosedFileQueue::Get().UnlockAfterFork(false);
+  CollectiveRecords().UnlockAfterFork();
   NameTable::Get().mutex().unlock();
   Recorder::Get().UnlockAfterFork();
   State().control.unlock();
@@ -206,6 +209,8 @@ Status StartLocked(SessionState& s, const ResolvedConfig& config, const ClockPai
   recorder.TakeRefusedOpenRanges();
   NameTable::Get().TakeCut();  // names cut or refused before this session are not its loss
   NameTable::Get().TakeRefused();
+  std::vector<CollectiveRecord> earlier;  // calls of no session, and their drops, are not this session's
+  CollectiveRecords().Take(&earlier);
 
   static std::once_flag exit_hook;
   std::call_once(exit_hook, [] { on_exit(StopOnExit, nullptr); });
@@ -318,6 +323,7 @@ void ForkChild() {
   AbandonCudaCollectionInChild();
   ForgetSigtermStopInChild();
   ClosedFileQueue::Get().UnlockAfterFork(true);
+  CollectiveRecords().UnlockAfterFork();
   NameTable::Get().mutex().unlock();
   Recorder::Get().UnlockAfterFork();
   Recorder::Get().ResetInChild();

@@ -49,6 +49,21 @@ struct CounterSample {
   double value;
 };
 
+// One collective or point-to-point call of a process group (trace::Collectives).
+struct CollectiveRecord {
+  std::int64_t start_ns = 0;  // CLOCK_MONOTONIC
+  std::int64_t call_dur_ns = 0;
+  std::uint32_t tid = 0;
+  std::string op;
+  std::string group;
+  std::uint32_t group_size = 0;
+  std::uint32_t group_rank = 0;
+  std::uint64_t sequence = 0;
+  std::uint64_t bytes = 0;
+  std::string dtype;
+  bool async_op = false;
+};
+
 // Kernels, copies, sets and synchronizations; fields that do not apply to
 // `kind` are 0. The enums are the trace's (trace::GpuKind, KernelClass,
 // Precision, CopyKind).

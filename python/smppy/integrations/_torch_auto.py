@@ -15,6 +15,9 @@ imported, or as soon as torch finishes importing:
 - ``torch.distributed.init_process_group`` and ``destroy_process_group`` take
   a clock-alignment round (``SMProfiler._align_clocks``) while a session runs: the
   start and stop rounds of a session that began before the process group;
+- every collective and point-to-point call of a process group (the Python
+  API, DDP's reducer, FSDP) is recorded with its group and sequence number
+  (``_torch_collectives``);
 - with ``TorchModuleDepth`` = N > 0, the forward of modules nested at most N
   deep is annotated ``nn.Module: ClassName``.
 
@@ -34,6 +37,7 @@ from importlib.machinery import ModuleSpec
 from typing import TYPE_CHECKING, Any
 
 from smppy import _smppy
+from smppy.integrations import _torch_collectives
 
 if TYPE_CHECKING:
     from smppy._profiler import SMProfiler
@@ -106,6 +110,7 @@ def _install(profiler: SMProfiler) -> None:
         _wrap_dataset_fetch(profiler)
         _wrap_backward(torch, profiler)
         _wrap_process_group(torch, profiler)
+        _torch_collectives.install(torch, profiler)
     if _module_depth > 0 and not _module_hooks_installed:
         _module_hooks_installed = True
         _install_module_hooks(torch, profiler)

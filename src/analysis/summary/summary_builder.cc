@@ -60,6 +60,7 @@ void SummaryBuilder::BeginStream(const ProcessStream& stream) {
   gpu_idle_.BeginStream(stream);
   cpu_.BeginStream(stream);
   step_profile_.BeginStream(stream);
+  collectives_.BeginStream(stream);
   current_file_ = nullptr;
 }
 
@@ -77,7 +78,8 @@ void SummaryBuilder::OnFrameRows(const TraceFileEntry& file, const internal::Fra
   }
   std::string error;
   if (!annotations_.AddFrame(file, frame, &process_->span, &error) ||
-      !cpu_.AddFrame(file, frame, &process_->span, &error) || !gpu_.AddFrame(file, frame, &process_->span, &error)) {
+      !cpu_.AddFrame(file, frame, &process_->span, &error) || !gpu_.AddFrame(file, frame, &process_->span, &error) ||
+      !collectives_.AddFrame(file, frame, &error)) {
     process_->frame_warnings.push_back(file.path + ": frame " + std::to_string(frame_index_) +
                                        " skipped in part: " + error);
   }
@@ -105,6 +107,7 @@ void SummaryBuilder::EndFile(const FileReadResult& result) {
     footer_drops_.refused_open_limit += f.annotations_refused_open_limit();
     footer_drops_.names_cut += f.annotation_names_cut();
     footer_drops_.names_refused += f.annotation_names_refused();
+    collectives_.AddFooter(f);
   }
   if (!result.has_footer) {
     process_->end.Clear();
@@ -178,6 +181,7 @@ void SummaryBuilder::Save(PartialEncoder& out) const {
   gpu_idle_.Save(out);
   cpu_.Save(out);
   step_profile_.Save(out);
+  collectives_.Save(out);
 }
 
 void SummaryBuilder::MergeFrom(PartialDecoder& in) {
@@ -222,6 +226,7 @@ void SummaryBuilder::MergeFrom(PartialDecoder& in) {
   gpu_idle_.MergeFrom(in);
   cpu_.MergeFrom(in);
   step_profile_.MergeFrom(in);
+  collectives_.MergeFrom(in);
 }
 
 void SummaryBuilder::SortStreams() {
@@ -243,6 +248,7 @@ void SummaryBuilder::SortStreams() {
   gpu_idle_.ReorderStreams(order);
   cpu_.ReorderStreams(order);
   step_profile_.ReorderStreams(order);
+  collectives_.ReorderStreams(order);
 }
 
 std::string SummaryBuilder::GpuReason() const {
@@ -466,6 +472,8 @@ std::string SummaryBuilder::Write(const std::vector<std::string>& listing_warnin
   cpu_.WriteCpu(out);
   out.Key("step_profile");
   step_profile_.Write(out);
+  out.Key("collectives");
+  collectives_.Write(out);
 
   const std::int64_t grid_span = job_span.empty() ? 0 : job_span.end_ns - origin_ns_;
   const std::int64_t width =

@@ -17,6 +17,7 @@
 #include "analysis/job/job_reader.h"
 #include "analysis/job/summary_options.h"
 #include "analysis/summary/annotation_metrics.h"
+#include "analysis/summary/collective_metrics.h"
 #include "analysis/summary/cpu_metrics.h"
 #include "analysis/summary/gpu_idle_breakdown.h"
 #include "analysis/summary/gpu_metrics.h"
@@ -93,6 +94,7 @@ class SummaryBuilder : public FrameVisitor {
   GpuIdleBreakdown gpu_idle_;
   CpuMetrics cpu_;
   StepProfile step_profile_;
+  CollectiveMetrics collectives_;
   std::int64_t origin_ns_;
   std::deque<ProcessSummary> processes_;  // a deque: process_ stays valid
   ProcessSummary* process_ = nullptr;
