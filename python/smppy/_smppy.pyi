@@ -5,7 +5,7 @@ from __future__ import annotations
 import collections.abc
 from smppy import annotate
 import typing
-__all__: list[str] = ['DEFAULT_DATA_WAIT_PATTERN', 'DEFAULT_MAX_PROFILED_STEPS', 'DEFAULT_STEP_PATTERN', 'NoStepError', 'ProcessStream', 'TraceFile', 'annotate', 'annotation_begin', 'annotation_end', 'assemble_timeline', 'clock_offset_ns', 'closed_files_overflow', 'config_env_name', 'config_keys', 'export_timeline', 'export_timeline_part', 'footer_in_tail', 'has_trace_magic', 'header_chunk_end', 'is_profiling', 'job_start_wall_ns', 'job_streams', 'job_streams_from_ends', 'last_session_stats', 'merge_partial_summaries', 'next_closed_file', 'partial_summary', 'read_stream_table_batches', 'read_table_batches', 'read_tables', 'record_clock_alignment', 'resolve_config', 'start', 'stop', 'stop_at_end', 'summarize', 'summary_from_partial', 'table_schema', 'timeline_group_bytes', 'timeline_window', 'validate_config', 'version', 'watch_closed_files']
+__all__: list[str] = ['DEFAULT_DATA_WAIT_PATTERN', 'DEFAULT_MAX_PROFILED_STEPS', 'DEFAULT_STEP_PATTERN', 'NoStepError', 'ProcessStream', 'TraceFile', 'annotate', 'annotation_begin', 'annotation_end', 'assemble_timeline', 'clock_offset_ns', 'closed_files_overflow', 'config_env_name', 'config_keys', 'export_timeline', 'export_timeline_part', 'footer_in_tail', 'has_trace_magic', 'header_chunk_end', 'is_profiling', 'job_start_wall_ns', 'job_streams', 'job_streams_from_ends', 'last_session_stats', 'merge_partial_summaries', 'next_closed_file', 'partial_summary', 'read_stream_table_batches', 'read_table_batches', 'read_tables', 'record_clock_alignment', 'record_collective', 'resolve_config', 'start', 'stop', 'stop_at_end', 'summarize', 'summary_from_partial', 'table_schema', 'timeline_group_bytes', 'timeline_window', 'validate_config', 'version', 'watch_closed_files']
 class TraceFile:
     """
     One rank file, read frame by frame.
@@ -188,6 +188,10 @@ def read_tables(paths: collections.abc.Sequence[str], step_pattern: str = '', ta
 def record_clock_alignment(arg0: str, arg1: typing.SupportsInt | typing.SupportsIndex, arg2: str, arg3: typing.SupportsInt | typing.SupportsIndex, arg4: collections.abc.Sequence[tuple[typing.SupportsInt | typing.SupportsIndex, typing.SupportsInt | typing.SupportsIndex, typing.SupportsInt | typing.SupportsIndex, typing.SupportsInt | typing.SupportsIndex]], arg5: str) -> typing.Any:
     """
     Adds one clock-alignment round (samples: (t0, t1, t2, t3) monotonic ns) to the running session; returns None, or a message.
+    """
+def record_collective(op: str, group: str, group_size: typing.SupportsInt | typing.SupportsIndex, group_rank: typing.SupportsInt | typing.SupportsIndex, sequence: typing.SupportsInt | typing.SupportsIndex, bytes: typing.SupportsInt | typing.SupportsIndex, dtype: str, async_op: bool, start_ns: typing.SupportsInt | typing.SupportsIndex, end_ns: typing.SupportsInt | typing.SupportsIndex) -> bool:
+    """
+    Records one collective call of the calling thread (start_ns, end_ns: time.monotonic_ns() around the call) into the running session (trace.proto Collectives); False when none is recording.
     """
 def resolve_config(arg0: collections.abc.Mapping[str, str]) -> dict:
     """

@@ -25,6 +25,61 @@ def _stats_row(label: str, s: dict[str, Any]) -> list[Any]:
     return [label, s["count"], ms(s["mean_ns"]), ms(s["p50_ns"]), ms(s["p90_ns"]), ms(s["max_ns"])]
 
 
+def _bytes(n: int) -> str:
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{n} B"
+
+
+def _print_collectives(c: dict[str, Any], top: int) -> None:
+    if not c["calls"]:
+        return
+    print(
+        f"\ncollectives ({c['calls']} calls, {c['instances_matched']} of {c['instances']} instances matched "
+        "across ranks" + (f", {c['dropped']} dropped" if c["dropped"] else "") + "):"
+    )
+    table(
+        ["op", "group", "ranks", "calls", "bytes", "call time", "wait", "skew p50", "skew max"],
+        [
+            [
+                o["op"],
+                o["group"],
+                o["group_size"],
+                o["calls"],
+                _bytes(o["bytes"]),
+                ms(o["call_ns"]),
+                ms(o["wait_ns"]),
+                ms(o["skew"]["p50_ns"]),
+                ms(o["skew"]["max_ns"]),
+            ]
+            for o in c["ops"][:top]
+        ],
+    )
+    print("  per rank (wait: from its arrival to the last rank's, over the matched instances):")
+    table(
+        ["process", "calls", "wait", "arrived last", "late by (mean)"],
+        [
+            [
+                f"{r['host']} rank {r['rank']} pid {r['pid']}",
+                r["calls"],
+                ms(r["wait_ns"]),
+                f"{r['last_arrivals']} of {r['instances_matched']}",
+                ms(r["late_by_ns"] / r["last_arrivals"]) if r["last_arrivals"] else "-",
+            ]
+            for r in c["ranks"]
+            if r["calls"]
+        ],
+    )
+    if c["instances_bytes_differ"]:
+        e = c["bytes_differ_examples"][0]
+        print(
+            f"  {c['instances_bytes_differ']} instance(s) with different bytes across ranks, e.g. {e['op']} "
+            f"#{e['sequence']} of group {e['group']}: rank {e['rank_min']} {e['bytes_min']} B, "
+            f"rank {e['rank_max']} {e['bytes_max']} B"
+        )
+
+
 def print_summary(s: dict[str, Any], top: int) -> None:
     job = s["job"]
     print(
@@ -119,6 +174,8 @@ def print_summary(s: dict[str, Any], top: int) -> None:
                 for a in s["annotations"][:top]
             ],
         )
+
+    _print_collectives(s["collectives"], top)
 
     drops = {k: v for k, v in s["drops"].items() if v}
     print("\ndrops: " + (", ".join(f"{k} {v}" for k, v in drops.items()) if drops else "none"))

@@ -2,8 +2,19 @@
 (annotation) that makes the difference, and the ranks that wait for them
 (docs/DIAGNOSE.md).
 
-Two rules, tried in this order for each rank:
+Three rules:
 
+- *Collectives.* From the collective calls recorded under ``TorchAutoSteps``
+  (the summary's ``collectives``, matched across ranks by process group and
+  sequence number), with or without annotations: a rank that arrives last at
+  ``MIN_CONSISTENCY`` of the collective instances it joins, on average at
+  least ``MIN_EXCESS_NS`` after the rank before it, while each other rank
+  waits for it at least ``MIN_EXCESS`` of their step cycle (when there are
+  steps). The cost is the others' measured wait. The phase that is longer on
+  it (its forward, its input wait) is named when the steps have phases. It
+  decides the phase rule's two-way readings (a reading of another rank is
+  the same wait seen from the other side), and a rank the work or phase rule
+  names carries it as ``evidence["collectives"]``.
 - *Work.* A rank's work in a step (``steps.work_ns``) is its cycle minus the
   phases that are collectives or waits for other ranks: in synchronous
   training every rank's cycle is the same, and the straggler shows in its work
@@ -34,6 +45,7 @@ others' extra time in Q), over every step and every other rank (rank-time).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from statistics import median
 from typing import Any
 
@@ -245,6 +257,90 @@ def _by_phases(ranks: _Ranks, rank: dict[str, Any], others: list[dict[str, Any]]
     )
 
 
+def _rank_key(rank: dict[str, Any]) -> tuple[str, int, int]:
+    return rank["host"], rank["rank"], rank["pid"]
+
+
+def _by_collectives(ranks: _Ranks) -> list[Finding]:
+    collectives = ranks.summary.get("collectives") or {}
+    rows = [r for r in collectives.get("ranks", []) if r["instances_matched"] > 0]
+    if len(rows) < 2:
+        return []
+    top_op = next((o for o in collectives["ops"] if o["wait_ns"] > 0 and not o["point_to_point"]), None)
+    step_ranks = {_rank_key(r): r for r in ranks.ranks}
+    findings = []
+    for row in rows:
+        matched, last = row["instances_matched"], row["last_arrivals"]
+        if last == 0 or last < MIN_CONSISTENCY * matched:
+            continue
+        late_by = row["late_by_ns"] / last
+        if late_by < MIN_EXCESS_NS:
+            continue
+        others = [r for r in rows if r is not row]
+        others_wait = sum(r["wait_ns"] for r in others)
+        step_rank = step_ranks.get(_rank_key(row))
+        steps = step_rank["steps_seen"] if step_rank else 0
+        cycle = ranks.cycles[id(step_rank)] if step_rank else 0
+        per_step = others_wait / len(others) / steps if steps else 0.0
+        if cycle and per_step < MIN_EXCESS * cycle:
+            continue
+        label = rank_label(row, ranks.summary)
+        title = (
+            f"{label[:1].upper()}{label[1:]} arrives last at {100 * last / matched:.0f}% of the {matched} "
+            f"collectives it joins, {ms(late_by)} after the rank before it on average"
+        )
+        if top_op is not None:
+            title += f" ({top_op['op']!r} waits the most)"
+        title += f"; the other ranks wait {ms(others_wait / len(others))} each for it"
+        if steps:
+            title += f" ({ms(per_step)} per step)"
+        evidence: dict[str, Any] = {
+            "rule": "collectives",
+            "host": row["host"],
+            "rank": row["rank"],
+            "pid": row["pid"],
+            "collective": top_op["op"] if top_op else None,
+            "group": top_op["group"] if top_op else None,
+            "instances_matched": matched,
+            "last_arrivals": last,
+            "late_by_mean_ns": round(late_by),
+            "others_wait_ns": {rank_label(r, ranks.summary): r["wait_ns"] for r in others},
+        }
+        phase = None
+        step_others = [step_ranks[_rank_key(r)] for r in others if _rank_key(r) in step_ranks]
+        if step_rank and step_others:
+            diffs = ranks.phase_diffs(step_rank, step_others)
+            own = {n: d for n, d in diffs.items() if not ranks.is_wait(n) and d > 0}
+            evidence["phase_excess_ns"] = {
+                n: round(d) for n, d in sorted(diffs.items(), key=lambda kv: -kv[1])
+            }
+            if own:
+                phase = max(own, key=own.get)
+                evidence["phase"] = phase
+                title += f"; its {phase!r} is {ms(own[phase])} longer per step than the others'"
+        where = f"{phase!r} on {label}" if phase else f"{label}'s step before its collectives"
+        findings.append(
+            Finding(
+                id="straggler_rank",
+                title=title,
+                severity=_severity(per_step / cycle if cycle else 0.0),
+                cost_per_step_ns=round(per_step),
+                cost_total_ns=others_wait,
+                cost_basis=(
+                    "the other ranks' measured wait in the collectives they share with it (each one's time "
+                    "from its own arrival to the last arrival, summed over the matched instances and ranks)"
+                ),
+                evidence=evidence,
+                recommendation=(
+                    f"Find why {where} takes longer (a larger data shard or batch, a busier host, a slower "
+                    "device) and even it out: every other rank waits for it at each collective"
+                    + ("" if phase else "; annotate the step's phases (smppy.annotate) to see which one")
+                ),
+            )
+        )
+    return findings
+
+
 def _hides_a_collective(phase: str) -> int:
     """How likely the others' wait is inside ``phase``: 2 for a collective's name, 1 for a backward
     pass (DDP's all-reduce and FSDP's reduce-scatter run inside ``loss.backward()``), else 0."""
@@ -275,12 +371,26 @@ def _without_mirrors(findings: list[Finding]) -> list[Finding]:
 
 def detect(summary: dict[str, Any]) -> list[Finding]:
     ranks = _Ranks(summary)
-    if len({(r["host"], r["rank"]) for r in ranks.ranks}) < 2:
-        return []
+    by_collectives = {_rank_key(f.evidence): f for f in _by_collectives(ranks)}
     findings = []
-    for rank in ranks.ranks:
-        others = [r for r in ranks.ranks if r is not rank]
-        finding = _by_work(ranks, rank, others) or _by_phases(ranks, rank, others)
-        if finding is not None:
-            findings.append(finding)
-    return _without_mirrors(findings)
+    if len({(r["host"], r["rank"]) for r in ranks.ranks}) >= 2:
+        for rank in ranks.ranks:
+            others = [r for r in ranks.ranks if r is not rank]
+            finding = _by_work(ranks, rank, others) or _by_phases(ranks, rank, others)
+            if finding is not None:
+                findings.append(finding)
+        findings = _without_mirrors(findings)
+    if by_collectives:
+        # The collectives say which rank the others wait for: a phase reading of another rank is the
+        # same wait seen from the other side.
+        findings = [
+            f for f in findings if f.evidence["rule"] != "phases" or _rank_key(f.evidence) in by_collectives
+        ]
+    named = {_rank_key(f.evidence) for f in findings}
+    findings = [
+        replace(f, evidence={**f.evidence, "collectives": by_collectives[_rank_key(f.evidence)].evidence})
+        if _rank_key(f.evidence) in by_collectives
+        else f
+        for f in findings
+    ]
+    return findings + [f for key, f in by_collectives.items() if key not in named]

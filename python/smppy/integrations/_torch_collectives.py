@@ -60,7 +60,9 @@ class _OpShape:
         names = [a.name for a in schema.arguments]
         types = [str(a.type) for a in schema.arguments]
         self.group = types.index(_PROCESS_GROUP_TYPE)
-        tensors = [i for i, t in enumerate(types) if "Tensor" in t]  # Tensor, List[Tensor], Optional[Tensor], ...
+        tensors = [
+            i for i, t in enumerate(types) if "Tensor" in t
+        ]  # Tensor, List[Tensor], Optional[Tensor], ...
         inputs = [i for i in tensors if names[i].startswith("input")]
         self.input = inputs[0] if inputs else tensors[0]
         self.input_name = names[self.input]
@@ -90,14 +92,18 @@ def install(torch: Any, profiler: Any) -> None:
         op = packet.default
         shape = _OpShape(op._schema)
 
-        def kernel(keyset: Any, *args: Any, _op: Any = op, _name: str = name, _shape: _OpShape = shape, **kwargs: Any):
+        def kernel(
+            keyset: Any, *args: Any, _op: Any = op, _name: str = name, _shape: _OpShape = shape, **kwargs: Any
+        ):
             if not profiler._auto_steps or is_compiling():
                 return _op.redispatch(keyset & after_autograd, *args, **kwargs)
             start = time.monotonic_ns()
             result = _op.redispatch(keyset & after_autograd, *args, **kwargs)
             end = time.monotonic_ns()
             try:
-                inputs = _tensors(args[_shape.input] if _shape.input < len(args) else kwargs[_shape.input_name])
+                inputs = _tensors(
+                    args[_shape.input] if _shape.input < len(args) else kwargs[_shape.input_name]
+                )
                 if all(type(t) is tensor_type for t in inputs):
                     group = unbox(args[_shape.group] if _shape.group < len(args) else kwargs["process_group"])
                     async_op = True

@@ -94,6 +94,51 @@ def test_straggler_under_plain_ddp_from_the_users_own_phases(tmp_path: Path) -> 
     assert "'Forward'" in finding.title and "'Backward'" in finding.title
     assert finding.cost_per_step_ns >= 20_000_000
     assert any(f.id == "straggler_rank" for f in diagnose(summary))
+    # The recorded all-reduces say the same: rank 1 arrives last.
+    assert finding.evidence["collectives"]["rank"] == 1
+    assert finding.evidence["collectives"]["collective"] == "allreduce_"
+
+
+def test_straggler_under_ddp_without_annotations_from_the_collectives(tmp_path: Path) -> None:
+    """DDP and no annotation of the user's: the reducer's all-reduces, recorded by TorchAutoSteps
+    and matched across the ranks, show rank 1 arriving last and rank 0 waiting for it."""
+    summary = _train(tmp_path, "--slow-rank", "1", "--ddp", "--bare", ranks=2)
+    collectives = summary["collectives"]
+    assert collectives["instances_matched"] == collectives["instances"] > 24  # a bucket per step, and set-up
+    by_rank = {r["rank"]: r for r in collectives["ranks"]}
+    # 24 steps of 40 ms more on rank 1; the first ones may overlap set-up.
+    assert by_rank[0]["wait_ns"] >= 20 * 30_000_000
+    assert by_rank[1]["last_arrivals"] >= 20
+    finding = _only(stragglers.detect(summary), "straggler_rank")
+    evidence = finding.evidence
+    assert evidence["rule"] == "collectives" and evidence["rank"] == 1
+    assert evidence["collective"] == "allreduce_" and evidence["group"] == "0"
+    assert evidence["others_wait_ns"]["rank 0"] == by_rank[0]["wait_ns"]
+    assert evidence["last_arrivals"] >= 0.75 * evidence["instances_matched"]
+    assert finding.cost_total_ns == by_rank[0]["wait_ns"]
+    assert 30_000_000 <= finding.cost_per_step_ns <= 60_000_000
+    assert finding.title.startswith("Rank 1 arrives last")
+    assert finding.severity == "high"
+
+
+def test_no_straggler_under_balanced_ddp_without_annotations(tmp_path: Path) -> None:
+    summary = _train(tmp_path, "--ddp", "--bare", "--step-sleep", "0.1", ranks=2)
+    assert summary["collectives"]["instances_matched"] > 24
+    assert stragglers.detect(summary) == []
+
+
+def test_fsdp_all_gathers_and_reduce_scatters_recorded_and_matched(tmp_path: Path) -> None:
+    summary = _train(tmp_path, "--fsdp", "--steps", "6", ranks=2)
+    collectives = summary["collectives"]
+    ops = {o["op"]: o for o in collectives["ops"]}
+    assert {"_allgather_base_", "_reduce_scatter_base_"} <= set(ops), sorted(ops)
+    for op in ("_allgather_base_", "_reduce_scatter_base_"):
+        assert ops[op]["group_size"] == 2 and ops[op]["instances_matched"] >= 6
+        assert ops[op]["calls"] == 2 * ops[op]["instances_matched"]
+        assert ops[op]["bytes"] > 0 and ops[op]["dtype"] == "float32"
+        assert [r["calls"] for r in ops[op]["calls_per_rank"]] == [ops[op]["instances_matched"]] * 2
+    assert collectives["instances_matched"] == collectives["instances"]
+    assert collectives["dropped"] == 0 and collectives["instances_bytes_differ"] == 0
 
 
 def test_no_straggler_under_balanced_ddp(tmp_path: Path) -> None:

@@ -3,10 +3,12 @@ switched on by a flag (or none: the balanced run). Automatic PyTorch mode
 annotates steps (``ProfilerStep#N``) and ``InputWait``; the loop adds
 ``Forward`` and, under torchrun, an ``all_reduce`` of the gradients; with ``--ddp`` the model is
 DistributedDataParallel instead, whose reducer all-reduces inside ``loss.backward()``, annotated
-``Backward`` as SMP users annotate it (no collective annotated).
+``Backward`` as SMP users annotate it (no collective annotated); ``--fsdp`` shards it with FSDP2's
+``fully_shard`` instead; ``--bare`` leaves out the loop's own annotations (the collectives that
+``TorchAutoSteps`` records are all there is to see a straggler by).
 
-    python diagnose_train.py OUT [--slow-data] [--slow-rank R] [--ddp] [--checkpoint-every N]
-                                [--threads T] [--one-core] [--step-sleep S]
+    python diagnose_train.py OUT [--slow-data] [--slow-rank R] [--ddp | --fsdp] [--bare]
+                                [--checkpoint-every N] [--threads T] [--one-core] [--step-sleep S]
 
 What it computes does not depend on the machine's speed: the heavy steps (``--threads`` above 1)
 compute for a fixed CPU time per usable core, not a fixed number of products, so every step fills
@@ -16,6 +18,7 @@ the cores on a fast CPU and a slow one alike.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import time
 from pathlib import Path
@@ -66,6 +69,8 @@ def main() -> None:
     parser.add_argument("--slow-data", action="store_true", help="each batch takes ~30 ms to load")
     parser.add_argument("--slow-rank", type=int, default=-1, help="this rank's Forward takes 40 ms longer")
     parser.add_argument("--ddp", action="store_true", help="DistributedDataParallel; Backward annotated")
+    parser.add_argument("--fsdp", action="store_true", help="FSDP2 fully_shard; Backward annotated")
+    parser.add_argument("--bare", action="store_true", help="no annotations of the loop's own")
     parser.add_argument("--checkpoint-every", type=int, default=0, help="save a checkpoint every N steps")
     parser.add_argument("--threads", type=int, default=1, help="torch intra-op threads; more: heavy matmuls")
     parser.add_argument("--one-core", action="store_true", help="pinned to one core (a narrow cpuset)")
@@ -103,6 +108,18 @@ def main() -> None:
     model = torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.ReLU(), torch.nn.Linear(256, 4))
     if args.ddp:
         model = torch.nn.parallel.DistributedDataParallel(model)
+    if args.fsdp:
+        from torch.distributed.fsdp import fully_shard
+
+        for layer in model:
+            if isinstance(layer, torch.nn.Linear):
+                fully_shard(layer)
+        fully_shard(model)
+    wrapped = args.ddp or args.fsdp
+
+    def annotate(name: str) -> contextlib.AbstractContextManager[object]:
+        return contextlib.nullcontext() if args.bare else smppy.annotate(name)
+
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     # Threads up to the cores: large products, each a long parallel region that keeps every core
     # busy. More threads than cores: small products, short parallel regions, each of which hands
@@ -113,7 +130,7 @@ def main() -> None:
 
     profiler.start_profiling()
     for step, (x, y) in enumerate(loader):
-        with smppy.annotate("Forward"):
+        with annotate("Forward"):
             loss = torch.nn.functional.cross_entropy(model(x), y)
             if heavy:
                 # process_time counts every thread of the process.
@@ -125,18 +142,18 @@ def main() -> None:
             if rank == args.slow_rank:
                 time.sleep(0.04)
         opt.zero_grad()
-        if args.ddp:
-            with smppy.annotate("Backward"):
+        if wrapped:
+            with annotate("Backward"):
                 loss.backward()  # the reducer's all-reduce: rank 0 waits for the slow rank here
         else:
             loss.backward()
-        if distributed and not args.ddp:
-            with smppy.annotate("all_reduce"):
+        if distributed and not wrapped:
+            with annotate("all_reduce"):
                 for p in model.parameters():
                     dist.all_reduce(p.grad)
         opt.step()
         if args.checkpoint_every and step % args.checkpoint_every == args.checkpoint_every - 1:
-            with smppy.annotate("checkpoint"):
+            with annotate("checkpoint"):
                 torch.save(model.state_dict(), Path(args.out) / f"ckpt_rank{rank}.pt")
                 time.sleep(0.15)  # a slow disk
     profiler.stop_profiling()
