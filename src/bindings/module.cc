@@ -3,7 +3,6 @@
 // reading in trace_file.cc.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
-
 #include <sys/syscall.h>
 #include <unistd.h>
 

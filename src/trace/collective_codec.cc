@@ -36,11 +36,12 @@ Status Decode(const trace::Collectives& c, std::uint64_t sequence, std::size_t s
               const StringAt& string, const TidAt& tid, std::vector<CollectiveRow>* rows) {
   const int n = c.start_delta_ns_size();
   const auto bad = [sequence](const std::string& what) {
-    return Status(StatusCode::kInternal, "frame " + std::to_string(sequence) + ": malformed collectives (" + what + ")");
+    return Status(StatusCode::kInternal,
+                  "frame " + std::to_string(sequence) + ": malformed collectives (" + what + ")");
   };
-  for (const int size : {c.call_dur_ns_size(), c.op_index_size(), c.group_index_size(), c.group_size_size(),
-                         c.group_rank_size(), c.sequence_size(), c.bytes_size(), c.dtype_index_size(),
-                         c.async_op_size(), c.thread_index_size()}) {
+  for (const int size :
+       {c.call_dur_ns_size(), c.op_index_size(), c.group_index_size(), c.group_size_size(), c.group_rank_size(),
+        c.sequence_size(), c.bytes_size(), c.dtype_index_size(), c.async_op_size(), c.thread_index_size()}) {
     if (size != n) return bad("columns of different lengths");
   }
   rows->reserve(rows->size() + static_cast<std::size_t>(n));
@@ -80,8 +81,8 @@ Status DecodeCollectives(const trace::Frame& frame, std::vector<CollectiveRow>* 
 Status DecodeCollectives(const FrameRows& frame, std::vector<CollectiveRow>* rows) {
   return Decode(
       frame.tables().collectives(), frame.sequence, frame.strings.size(), frame.threads.size(),
-      [&frame](std::uint32_t i) { return frame.strings[i]; }, [&frame](std::uint32_t i) { return frame.threads[i].tid; },
-      rows);
+      [&frame](std::uint32_t i) { return frame.strings[i]; },
+      [&frame](std::uint32_t i) { return frame.threads[i].tid; }, rows);
 }
 
 }  // namespace smprof::internal

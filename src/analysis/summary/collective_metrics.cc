@@ -88,7 +88,8 @@ void CollectiveMetrics::Write(JsonWriter& out) const {
   for (const auto& [id, instance] : instances_) {
     std::vector<const Arrival*> by_time;
     for (const Arrival& a : instance.arrivals) by_time.push_back(&a);
-    std::sort(by_time.begin(), by_time.end(), [](const Arrival* a, const Arrival* b) { return a->wall_ns < b->wall_ns; });
+    std::sort(by_time.begin(), by_time.end(),
+              [](const Arrival* a, const Arrival* b) { return a->wall_ns < b->wall_ns; });
     std::vector<bool> seen(instance.group_size, false);
     std::size_t distinct = 0;
     for (const Arrival* a : by_time) {
@@ -114,8 +115,8 @@ void CollectiveMetrics::Write(JsonWriter& out) const {
       ++waits[last.stream].last_arrivals;
       waits[last.stream].late_by_ns += last.wall_ns - by_time[by_time.size() - 2]->wall_ns;
     }
-    const auto [low, high] = std::minmax_element(by_time.begin(), by_time.end(),
-                                                 [](const Arrival* a, const Arrival* b) { return a->bytes < b->bytes; });
+    const auto [low, high] = std::minmax_element(
+        by_time.begin(), by_time.end(), [](const Arrival* a, const Arrival* b) { return a->bytes < b->bytes; });
     if ((*low)->bytes != (*high)->bytes) {
       if (bytes_differ++ < kBytesDifferExamples) examples.push_back({&instance.op, &id.first, id.second, *low, *high});
     }

@@ -75,8 +75,8 @@ class CollectiveMetrics {
   std::size_t arrivals_ = 0;
   std::uint64_t calls_ = 0;
   std::uint64_t point_to_point_calls_ = 0;
-  std::uint64_t calls_not_matched_ = 0;  // past kMaxArrivals
-  std::uint64_t dropped_ = 0;            // refused by the profiled process's buffer (footers)
+  std::uint64_t calls_not_matched_ = 0;        // past kMaxArrivals
+  std::uint64_t dropped_ = 0;                  // refused by the profiled process's buffer (footers)
   std::vector<internal::CollectiveRow> rows_;  // one frame's, reused
 };
 
