@@ -61,7 +61,9 @@ def main() -> int:
             return (time.process_time_ns() - start) / steps
 
         workloads: dict[str, Callable[[], float]] = {"all_reduce call": per_call, "DDP step": per_step}
-        results: dict[str, dict[str, list[float]]] = {w: {"plain": [], "idle": [], "rec": []} for w in workloads}
+        results: dict[str, dict[str, list[float]]] = {
+            w: {"plain": [], "idle": [], "rec": []} for w in workloads
+        }
         for name, run in workloads.items():
             run()  # warm-up
             results[name]["plain"] = [run() for _ in range(blocks)]

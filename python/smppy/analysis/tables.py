@@ -1,4 +1,4 @@
-"""A job's events as tables (kernels, copies, annotations, steps, counters and API calls) for
+"""A job's events as tables (kernels, copies, annotations, steps, counters, API calls and collectives) for
 notebooks: pandas DataFrames when pandas is installed, else dicts of column lists. The lazy Dask
 variant (``load(..., engine="dask")``) is ``_dask_tables.py``, built on ``Job`` and ``table_frame``."""
 
@@ -8,7 +8,7 @@ from typing import Any
 
 from smppy import _smppy
 
-TABLES = ("annotations", "steps", "kernels", "copies", "api_calls", "counters")
+TABLES = ("annotations", "steps", "kernels", "copies", "api_calls", "counters", "collectives")
 ENGINES = ("pandas", "dask")
 
 
@@ -69,6 +69,10 @@ class Job:
     @property
     def counters(self) -> Any:
         return self.table("counters")
+
+    @property
+    def collectives(self) -> Any:
+        return self.table("collectives")
 
 
 def read_job(paths: list[str], *, step_pattern: str, tables: tuple[str, ...]) -> Job:

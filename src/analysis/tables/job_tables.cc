@@ -5,6 +5,7 @@
 
 #include "analysis/job/step_matcher.h"
 #include "analysis/job/summary_options.h"
+#include "trace/collective_codec.h"
 #include "trace/frame_codec.h"
 #include "trace/gpu_codec.h"
 
@@ -92,6 +93,21 @@ class TableBuilder : public FrameVisitor {
                                             {"unit", Type::kString},
                                             {"ts_wall_ns", Type::kInt},
                                             {"value", Type::kDouble}});
+    tables_.emplace("collectives", ColumnTable{{"host", Type::kString},
+                                               {"rank", Type::kInt},
+                                               {"pid", Type::kInt},
+                                               {"op", Type::kString},
+                                               {"group", Type::kString},
+                                               {"group_size", Type::kInt},
+                                               {"group_rank", Type::kInt},
+                                               {"sequence", Type::kInt},
+                                               {"bytes", Type::kInt},
+                                               {"dtype", Type::kString},
+                                               {"async_op", Type::kInt},
+                                               {"tid", Type::kInt},
+                                               {"start_wall_ns", Type::kInt},
+                                               {"end_wall_ns", Type::kInt},
+                                               {"dur_ns", Type::kInt}});
     for (auto it = tables_.begin(); it != tables_.end();) {
       it = wanted.empty() || wanted.count(it->first) ? std::next(it) : tables_.erase(it);
     }
@@ -135,6 +151,27 @@ class TableBuilder : public FrameVisitor {
     if (counters && Check(internal::DecodeCounters(frame, &counters_), file)) {
       for (const auto& row : counters_) {
         Process(*counters).String(row.name).String(row.unit).Int(row.ts_ns + offset).Double(row.value);
+      }
+    }
+    ColumnTable* const collectives = Find("collectives");
+    if (frame.has_collectives() && collectives) {
+      collectives_.clear();
+      if (Check(internal::DecodeCollectives(frame, &collectives_), file)) {
+        for (const auto& row : collectives_) {
+          Process(*collectives)
+              .String(row.op)
+              .String(row.group)
+              .Int(row.group_size)
+              .Int(row.group_rank)
+              .Int(static_cast<std::int64_t>(row.sequence))
+              .Int(static_cast<std::int64_t>(row.bytes))
+              .String(row.dtype)
+              .Int(row.async_op ? 1 : 0)
+              .Int(row.tid)
+              .Int(row.start_ns + offset)
+              .Int(row.start_ns + row.call_dur_ns + offset)
+              .Int(row.call_dur_ns);
+        }
       }
     }
     if (frame.has_gpu() && (Find("kernels") || Find("copies"))) {
@@ -237,6 +274,7 @@ class TableBuilder : public FrameVisitor {
   std::vector<internal::CounterRow> counters_;
   std::vector<internal::GpuActivityRow> activities_;
   std::vector<internal::ApiCallRow> api_calls_;
+  std::vector<internal::CollectiveRow> collectives_;
 };
 
 }  // namespace

@@ -43,7 +43,7 @@ class ColumnTable {
   std::size_t next_ = 0;
 };
 
-// By table name: "annotations", "steps", "kernels", "copies", "api_calls", "counters".
+// By table name: "annotations", "steps", "kernels", "copies", "api_calls", "counters", "collectives".
 using JobTables = std::map<std::string, ColumnTable>;
 
 // The tables named in `wanted` (all when empty); only what they need is

@@ -119,6 +119,17 @@ def test_straggler_under_ddp_without_annotations_from_the_collectives(tmp_path: 
     assert 30_000_000 <= finding.cost_per_step_ns <= 60_000_000
     assert finding.title.startswith("Rank 1 arrives last")
     assert finding.severity == "high"
+    # The calls as a table: every one, each rank's sequence numbers counting up by one (the session
+    # starts after DDP's set-up broadcasts).
+    table = analysis.load(tmp_path, tables=("collectives",)).collectives
+    assert len(table) == collectives["calls"]
+    for rank, calls in table.groupby("rank"):
+        first = calls["sequence"].iloc[0]
+        assert list(calls["sequence"]) == list(range(first, first + len(calls))), rank
+        assert set(calls["group_rank"]) == {rank} and set(calls["group_size"]) == {2}
+    reducer = table[table["op"] == "allreduce_"]
+    assert len(reducer) >= 2 * 24 and set(reducer["async_op"]) == {1}
+    assert (reducer["start_wall_ns"] < reducer["end_wall_ns"]).all()
 
 
 def test_no_straggler_under_balanced_ddp_without_annotations(tmp_path: Path) -> None:

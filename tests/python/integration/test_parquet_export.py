@@ -160,7 +160,7 @@ def test_cli_refuses_an_existing_dataset_and_timeline_options(gpu_job, tmp_path:
                      "--ranks", "0"]) == 2  # fmt: skip
     assert "--ranks: only for the timeline formats" in capsys.readouterr().err
     assert cli.main(["export", str(traces), "--format", "parquet", "-o", str(tmp_path / "q")]) == 0
-    assert re.search(r"kernels 156.* from 5 process stream\(s\), 30 file\(s\)", capsys.readouterr().out)
+    assert re.search(r"kernels 156.* from 5 process stream\(s\), 35 file\(s\)", capsys.readouterr().out)
 
 
 def part_files(out: Path) -> dict[str, tuple[object, int]]:
@@ -235,7 +235,7 @@ def test_cli_jobs(gpu_job, tmp_path: Path, capsys) -> None:
         assert cli.main(["export", str(traces), "--format", "parquet", "-o", str(out), "--jobs", jobs]) == 0
         printed.append(capsys.readouterr().out.replace(str(out), "OUT"))
     assert printed[0] == printed[1]
-    assert "from 5 process stream(s), 30 file(s)" in printed[1]
+    assert "from 5 process stream(s), 35 file(s)" in printed[1]
 
 
 def test_docs_queries(gpu_job: tuple[Path, Path]) -> None:
