@@ -87,7 +87,8 @@ def main() -> int:
         plain, idle, rec = (statistics.median(r[k]) for k in ("plain", "idle", "rec"))
         print(
             f"  {name:16s} plain {plain / 1e3:8.1f} us   hooks idle {idle / 1e3:8.1f} us"
-            f" ({idle / plain:.2f}x)   recording {rec / 1e3:8.1f} us ({rec / plain:.2f}x, {(rec - plain) / 1e3:+.1f} us)"
+            f" ({idle / plain:.2f}x)   recording {rec / 1e3:8.1f} us"
+            f" ({rec / plain:.2f}x, {(rec - plain) / 1e3:+.1f} us)"
         )
     return 0
 
