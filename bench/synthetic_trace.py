@@ -154,6 +154,25 @@ def add_annotations(frame, rows) -> None:
         table.depth.append(depth)
 
 
+def add_collectives(frame, rows) -> None:
+    """Fills ``frame.collectives`` from ``(start_ns, call_dur_ns, op, group, group_size, group_rank,
+    sequence, bytes, tid)`` rows (dtype float32, async)."""
+    rows = sorted(rows)
+    table = frame.collectives
+    set_starts(table, (r[0] for r in rows))
+    for _, dur, op, group, size, group_rank, sequence, nbytes, tid in rows:
+        table.call_dur_ns.append(dur)
+        table.op_index.append(string_index(frame, op))
+        table.group_index.append(string_index(frame, group))
+        table.group_size.append(size)
+        table.group_rank.append(group_rank)
+        table.sequence.append(sequence)
+        table.bytes.append(nbytes)
+        table.dtype_index.append(string_index(frame, "float32"))
+        table.async_op.append(True)
+        table.thread_index.append(thread_index(frame, tid))
+
+
 GPU_ACTIVITY_DEFAULTS = {
     "kind": 1,
     "device": 0,

@@ -58,6 +58,7 @@ ALL_PANELS = GPU_PANELS | {
     "step-time",
     "step-time-per-rank",
     "annotation-histogram",
+    "collectives",
 }
 
 
@@ -80,6 +81,15 @@ def _rank_frame(rank: int, with_gpu: bool):
         rows.append((start + 2000, 1_000_000, XSS_SCRIPT, tid, 2))
         rows.append((start + step_ns // 2 + 2000, 2_000_000, XSS_IMG, tid, 1))
     st.add_annotations(frame, rows)
+    # The gradient all-reduce at each step's end: rank 1 arrives last (its steps are longer).
+    end = STEP_NS[1] + 1_000_000
+    st.add_collectives(
+        frame,
+        [
+            (1_000_000 + i * end + step_ns, 50_000, "allreduce_", "0", 2, rank, i + 1, 1 << 20, tid)
+            for i in range(STEPS)
+        ],  # fmt: skip
+    )
     samples = [1_000_000 + i * 10_000_000 for i in range(STEPS * 3)]
     st.add_counter(frame, "cpu.utilization", "percent", [(t, 40.0 + 10 * rank) for t in samples], 0.01)
     st.add_counter(frame, "cpu0.utilization", "percent", [(t, 80.0) for t in samples], 0.01)

@@ -454,6 +454,31 @@
     append(body, list);
   }
 
+  // ---- collectives -------------------------------------------------------------------------------
+
+  function drawCollectives(body) {
+    const c = summary.collectives;
+    if (!c.calls) {
+      return whyEmpty(body, "no collectives recorded: they are recorded under TorchAutoSteps=1 when the job " +
+        "uses torch.distributed (docs/PYTORCH.md, Collectives)");
+    }
+    statLine(body, c.calls + " calls, " + c.instances_matched + " of " + c.instances +
+      " instances matched across ranks" + (c.dropped ? ", " + c.dropped + " dropped" : ""));
+    const ranks = c.ranks.filter((r) => r.calls);
+    const x = ranks.map((r) => plotlyText(r.host + " · rank " + r.rank + " · pid " + r.pid));
+    plot(body, [
+      { type: "bar", name: "wait (ms)", x: x, y: ranks.map((r) => r.wait_ns / 1e6), yaxis: "y" },
+      { type: "bar", name: "arrived last (instances)", x: x, y: ranks.map((r) => r.last_arrivals), yaxis: "y2" },
+    ], {
+      barmode: "group",
+      yaxis: { title: { text: "wait for the last rank (ms)" } },
+      yaxis2: { title: { text: "arrived last" }, overlaying: "y", side: "right", rangemode: "tozero" },
+    });
+    append(body, table(["op", "group", "ranks", "calls", "bytes", "call time", "wait", "skew p50", "skew max"],
+      c.ops.slice(0, TOP_N).map((o) => [o.op, o.group, o.group_size, o.calls, bytes(o.bytes), duration(o.call_ns),
+        duration(o.wait_ns), duration(o.skew.p50_ns), duration(o.skew.max_ns)])));
+  }
+
   // ---- the page ----------------------------------------------------------------------------------
 
   document.getElementById("subtitle").textContent = summary.job.hosts.length + " host(s), " +
@@ -481,6 +506,9 @@
     drawShares(b, gpu.memory_ops, "kind", "memory copies or sets"));
   panel("launch-latency", "Kernel launch latency", "From the launch API call's start to the kernel's start on the GPU.", drawLaunchLatency);
   panel("annotation-histogram", "Annotation durations", "The duration histogram of the annotation picked from the list.", drawAnnotationHistogram);
+  panel("collectives", "Collectives", "Per rank, its wait from its arrival to the last rank's and the instances it " +
+    "arrived at last (matched across ranks by process group and sequence number); per op, the calls and waits.",
+    drawCollectives);
   panel("gpu-per-annotation", "GPU time per annotation", "GPU work launched under each annotation (the innermost one).", drawGpuPerAnnotation);
   document.body.dataset.rendered = "true";
 })();
