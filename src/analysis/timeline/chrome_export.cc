@@ -118,7 +118,7 @@ class ChromeWriter : public TimelineWriter {
   static std::string_view Category(const TimelineSlice& s) {
     switch (s.track->kind) {
       case TrackKind::kThread:
-        return "user_annotation";
+        return s.collective != nullptr ? "collective" : "user_annotation";
       case TrackKind::kCudaApi:
         return s.api != nullptr && s.api->domain == kDriverDomain ? "cuda_driver" : "cuda_runtime";
       case TrackKind::kNvtx:

@@ -55,6 +55,17 @@ void CollectSliceArgs(const TimelineSlice& slice, std::vector<SliceArg>* args) {
     Int(args, "correlation_id", slice.api->correlation_id);
     return;
   }
+  if (slice.collective != nullptr) {
+    const internal::CollectiveRow& c = *slice.collective;
+    Text(args, "group", std::string(c.group));
+    Int(args, "sequence", static_cast<std::int64_t>(c.sequence));
+    Int(args, "group_size", c.group_size);
+    Int(args, "group_rank", c.group_rank);
+    Int(args, "bytes", static_cast<std::int64_t>(c.bytes));
+    Text(args, "dtype", std::string(c.dtype));
+    Int(args, "async_op", c.async_op ? 1 : 0);
+    return;
+  }
   if (slice.gpu == nullptr) return;
   const internal::GpuActivityRow& row = *slice.gpu;
   Int(args, "correlation_id", row.correlation_id);

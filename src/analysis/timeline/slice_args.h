@@ -19,7 +19,8 @@ struct SliceArg {
   std::string string_value;
 };
 
-// Appends `slice`'s arguments to `args` (nothing for annotations).
+// Appends `slice`'s arguments to `args` (nothing for annotations; a
+// collective's group, sequence, group size and rank, bytes, dtype, async_op).
 void CollectSliceArgs(const TimelineSlice& slice, std::vector<SliceArg>* args);
 
 // "bf16", "fp32", ... "unknown" (trace::Precision).

@@ -138,6 +138,8 @@ class GroupWalker {
   std::vector<internal::CounterRow> counters_;
   std::vector<internal::GpuActivityRow> gpu_;
   std::vector<internal::ApiCallRow> api_;
+  std::vector<internal::CollectiveRow> collectives_;
+  std::string collective_name_;
   std::vector<internal::MarkerRow> markers_;
   std::vector<internal::OverheadRow> overheads_;
 };
@@ -177,6 +179,24 @@ void GroupWalker::WalkFrame(const trace::Frame& frame, std::int64_t offset, cons
     slice.name = row.name;
     slice.start_wall_ns = wall;
     slice.dur_ns = row.dur_ns;
+    sink_->OnSlice(slice);
+    ++stats_->slices;
+  }
+
+  collectives_.clear();
+  if (Status s = internal::DecodeCollectives(frame, &collectives_); !s.ok()) Warn(path, s);
+  for (const internal::CollectiveRow& row : collectives_) {
+    const std::int64_t wall = row.start_ns + offset;
+    if (!InWindow(wall, row.call_dur_ns)) continue;
+    collective_name_ = "c10d::";
+    collective_name_ += row.op;
+    TimelineSlice slice;
+    slice.track = ThreadTrack(row.tid);
+    slice.name = collective_name_;
+    slice.start_wall_ns = wall;
+    slice.dur_ns = row.call_dur_ns;
+    slice.collective = &row;
+    slice.flow_id = CollectiveFlowId(row.group, row.sequence);
     sink_->OnSlice(slice);
     ++stats_->slices;
   }
@@ -420,6 +440,12 @@ TimelinePlan PlanTimeline(const std::vector<ProcessStream>& streams, const std::
 void WalkTimelineGroup(const TimelinePlan& plan, std::size_t group, const TimelineOptions& options, TimelineSink* sink,
                        MachineCounterLog* machine, TimelineStats* stats) {
   GroupWalker(plan, plan.groups[group], options, sink, machine, stats).Run();
+}
+
+std::uint64_t CollectiveFlowId(std::string_view group, std::uint64_t sequence) {
+  std::uint64_t hash = 14695981039346656037ull;  // FNV-1a
+  for (const char c : group) hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  return (std::uint64_t{1} << 63) | ((hash & 0x7fffffff) << 32) | (sequence & 0xffffffff);
 }
 
 }  // namespace smprof::analysis

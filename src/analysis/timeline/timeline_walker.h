@@ -24,6 +24,7 @@
 #include "analysis/job/job_reader.h"
 #include "analysis/job/summary_options.h"
 #include "smprof/status.h"
+#include "trace/collective_codec.h"
 #include "trace/gpu_codec.h"
 
 namespace smprof::analysis {
@@ -92,9 +93,13 @@ struct TimelineSlice {
   std::string_view name;
   std::int64_t start_wall_ns = 0;
   std::int64_t dur_ns = 0;
-  const internal::GpuActivityRow* gpu = nullptr;  // GPU-side slices: the row, for its arguments
-  const internal::ApiCallRow* api = nullptr;      // CUDA API slices
-  std::uint64_t flow_id = 0;                      // launch -> GPU work id (see FlowId), 0 if none
+  const internal::GpuActivityRow* gpu = nullptr;        // GPU-side slices: the row, for its arguments
+  const internal::ApiCallRow* api = nullptr;            // CUDA API slices
+  // Launch -> GPU work (FlowId), or one collective instance on every rank
+  // (CollectiveFlowId, which Perfetto chains in time order: first arriver to
+  // last); 0 if none.
+  std::uint64_t flow_id = 0;
+  const internal::CollectiveRow* collective = nullptr;  // a collective call, on its thread's track
 };
 
 // The id of the arrow from a launch to its GPU work: the correlation id made
@@ -102,6 +107,10 @@ struct TimelineSlice {
 inline std::uint64_t FlowId(std::uint32_t process, std::uint32_t correlation_id) {
   return (std::uint64_t{process} << 32) | correlation_id;
 }
+
+// The id every rank gives the same collective instance (group, sequence):
+// the top bit set, so that it never equals a FlowId (process ids are small).
+std::uint64_t CollectiveFlowId(std::string_view group, std::uint64_t sequence);
 
 class TimelineSink {
  public:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import gzip
 import importlib
+import json
 import subprocess
 import sys
 import tempfile
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import export_job as job
 import pytest
+import synthetic_trace as st
 from smppy import cli
 
 HERE = Path(__file__).resolve().parents[1] / "support"  # perfetto_trace_subset.proto
@@ -209,3 +211,61 @@ def test_ranks_and_gzip(tmp_path: Path) -> None:
     d = export(tmp_path, "--ranks", "2", name="trace.perfetto-trace.gz")
     processes = {t.process.process_name for t in d.tracks.values() if t.HasField("process")}
     assert processes == {"host-b", "host-b / rank 2 (pid 200)"}
+
+
+def _collective_job(directory: Path) -> Path:
+    """Two ranks, three all-reduces each (sequences 1-3) at 10, 20 and 30 ms; rank 1 arrives 2 ms
+    after rank 0 at each."""
+    pb = st.pb()
+    for rank in (0, 1):
+        frame = pb.Frame(sequence=0)
+        tid = 100 + rank
+        st.add_annotations(frame, [(k * 10 * job.MS, 5 * job.MS, f"step_{k}", tid, 0) for k in range(1, 4)])
+        st.add_collectives(
+            frame,
+            [
+                ((k * 10 + 2 * rank) * job.MS, 50_000, "allreduce_", "0", 2, rank, k, 4096, tid)
+                for k in range(1, 4)
+            ],
+        )
+        header = st.header(host="host-a", rank=rank, world_size=2, realtime_ns=job.JOB_START_NS)
+        header.pid = 4000 + rank
+        st.write_trace(directory / f"rank{rank}.smprof", header, [frame], pb.Footer(frames_written=1))
+    return directory
+
+
+def test_collectives_are_slices_chained_across_ranks_by_their_instance(tmp_path: Path) -> None:
+    """Each rank's collective call is a slice on its thread with its group and sequence; every rank
+    gives an instance the same flow id, which Perfetto chains in time order (first arriver to
+    last): one flow per instance, through one slice of each rank."""
+    _collective_job(tmp_path / "job")
+    decoded = export(tmp_path)
+    calls = []
+    flows = defaultdict(list)  # flow id -> (timestamp, track)
+    for p in decoded.packets:
+        e = p.track_event
+        if e.type == BEGIN and e.flow_ids and e.track_uuid in decoded.tracks:
+            for flow in e.flow_ids:
+                flows[flow].append((p.timestamp, e.track_uuid))
+    for uuid, slices in decoded.slices.items():
+        calls += [(uuid, s) for s in slices if s[0] == "c10d::allreduce_"]
+    assert len(calls) == 6
+    assert sorted(args["sequence"] for _, (_, _, _, args) in calls) == [1, 1, 2, 2, 3, 3]
+    assert {args["group"] for _, (_, _, _, args) in calls} == {"0"}
+    assert {(args["group_size"], args["bytes"], args["dtype"]) for _, (*_, args) in calls} == {
+        (2, 4096, "float32")
+    }
+    assert len(flows) == 3
+    rank_tracks = {uuid for uuid, _ in calls}
+    assert len(rank_tracks) == 2
+    for chain in flows.values():
+        assert {track for _, track in chain} == rank_tracks
+        (first, _), (last, _) = sorted(chain)
+        assert last - first == 2 * job.MS  # rank 1 arrives 2 ms later
+
+    out = tmp_path / "trace.json"
+    assert cli.main(["export", str(tmp_path / "job"), "--format", "chrome", "-o", str(out)]) == 0
+    events = json.loads(out.read_text())["traceEvents"]
+    chrome_calls = [e for e in events if e.get("cat") == "collective"]
+    assert len(chrome_calls) == 6 and {e["name"] for e in chrome_calls} == {"c10d::allreduce_"}
+    assert sorted(e["args"]["sequence"] for e in chrome_calls) == [1, 1, 2, 2, 3, 3]
