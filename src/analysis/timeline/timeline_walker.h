@@ -93,8 +93,8 @@ struct TimelineSlice {
   std::string_view name;
   std::int64_t start_wall_ns = 0;
   std::int64_t dur_ns = 0;
-  const internal::GpuActivityRow* gpu = nullptr;        // GPU-side slices: the row, for its arguments
-  const internal::ApiCallRow* api = nullptr;            // CUDA API slices
+  const internal::GpuActivityRow* gpu = nullptr;  // GPU-side slices: the row, for its arguments
+  const internal::ApiCallRow* api = nullptr;      // CUDA API slices
   // Launch -> GPU work (FlowId), or one collective instance on every rank
   // (CollectiveFlowId, which Perfetto chains in time order: first arriver to
   // last); 0 if none.
