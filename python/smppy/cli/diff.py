@@ -77,6 +77,7 @@ def print_diff(d: dict[str, Any], top: int) -> None:
     _print_rows("annotations, total time", d["annotations"], top, width=40)
     _print_rows("kernels, total time", d["kernels"], top)
     _print_rows("GPU time", d["gpu"], top)
+    _print_rows("collectives, wait for the last rank", d["collectives"], top)
     findings = d["findings"]
     if findings:
         print("\nfindings (estimated cost over the run):")

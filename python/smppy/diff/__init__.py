@@ -140,6 +140,23 @@ def _gpu_rows(a: dict[str, Any], b: dict[str, Any]) -> list[dict[str, Any]]:
     return _by_change([change_row(name, ta, tb) for name, ta, tb in _paired(_gpu_times(a), _gpu_times(b))])
 
 
+def _collective_rows(a: dict[str, Any], b: dict[str, Any]) -> list[dict[str, Any]]:
+    """The wait in each op and group's matched instances, and each rank's wait for the others."""
+
+    def ops(summary: dict[str, Any]) -> dict[str, dict[str, Any]]:
+        rows = summary.get("collectives", {}).get("ops", [])
+        return {f"{o['op']} (group {o['group']}) wait": o for o in rows if not o["point_to_point"]}
+
+    def ranks(summary: dict[str, Any]) -> dict[str, dict[str, Any]]:
+        rows = [r for r in summary.get("collectives", {}).get("ranks", []) if r["calls"]]
+        return dict(zip(_numbered([f"rank {r['rank']} wait" for r in rows]), rows))
+
+    return _by_change(
+        _compared(ops(a), ops(b), "wait_ns", ("calls", "instances_matched"))
+        + _compared(ranks(a), ranks(b), "wait_ns", ("calls", "last_arrivals"))
+    )
+
+
 def _finding_rows(a: dict[str, Any], b: dict[str, Any]) -> list[dict[str, Any]]:
     """Findings matched by id (a repeated id by its order): in A only, B only, or both."""
 
@@ -199,5 +216,6 @@ def diff_summaries(
         "annotations": _annotation_rows(a, b),
         "kernels": _kernel_rows(a, b),
         "gpu": _gpu_rows(a, b),
+        "collectives": _collective_rows(a, b),
         "findings": _finding_rows(a, b),
     }

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 import s3_server as fixtures
+import synthetic_trace as st
 from conftest import ANNOTATED_STEP, EXAMPLE_STEPS, run_python
 from s3_server import S3Server
 from smppy import analysis, cli
@@ -116,12 +117,50 @@ def test_the_slowed_phase_is_the_largest_change(runs: tuple[Path, Path]) -> None
     changes = [abs(r["change_ns"]) for r in d["annotations"]]
     assert changes == sorted(changes, reverse=True)
     assert d["kernels"] == [] and d["gpu"] == []  # CPU runs: nothing recorded on a GPU
+    assert d["collectives"] == []  # one process: no process group
+
+
+def _collective_job(directory: Path, late_ms: int) -> dict[str, Any]:
+    """The summary of a two-rank job of three all-reduces where rank 1 arrives ``late_ms`` late."""
+    pb = st.pb()
+    for rank in (0, 1):
+        frame = pb.Frame(sequence=0)
+        st.add_collectives(
+            frame,
+            [
+                ((k * 10 + late_ms * rank) * 1_000_000, 50_000, "allreduce_", "0", 2, rank, k, 4096, 7)
+                for k in (1, 2, 3)
+            ],
+        )
+        header = st.header(host="host-a", rank=rank, world_size=2, realtime_ns=1_700_000_000_000_000_000)
+        header.pid = 10 + rank
+        st.write_trace(directory / f"rank{rank}.smprof", header, [frame], pb.Footer(frames_written=1))
+    return analysis.summarize(directory)
+
+
+def test_collective_waits_compared_per_op_and_rank(tmp_path: Path) -> None:
+    d = diff_summaries(_collective_job(tmp_path / "a", 2), _collective_job(tmp_path / "b", 5))
+    rows = {r["name"]: r for r in d["collectives"]}
+    assert set(rows) == {"allreduce_ (group 0) wait", "rank 0 wait", "rank 1 wait"}
+    # Three instances, each 3 ms longer for rank 0 to wait; rank 1 never waits.
+    for name in ("allreduce_ (group 0) wait", "rank 0 wait"):
+        assert (rows[name]["a_ns"], rows[name]["b_ns"], rows[name]["change"]) == (6_000_000, 15_000_000, 1.5)
+    assert rows["allreduce_ (group 0) wait"]["calls_b"] == 6
+    assert rows["rank 1 wait"]["change_ns"] == 0 and rows["rank 1 wait"]["last_arrivals_b"] == 3
 
 
 def test_a_run_against_itself_shows_no_change(runs: tuple[Path, Path]) -> None:
     a = analysis.summarize(runs[0])
     d = diff_summaries(a, a)
-    rows = d["steps"] + d["annotations"] + d["kernels"] + d["gpu"] + d["findings"] + [d["headline"]]
+    rows = (
+        d["steps"]
+        + d["annotations"]
+        + d["kernels"]
+        + d["gpu"]
+        + d["collectives"]
+        + d["findings"]
+        + [d["headline"]]
+    )
     assert rows and {(r["change_ns"], r["change"]) for r in rows} == {(0, 0.0)}
 
 
@@ -270,6 +309,7 @@ def test_comparison_page_draws_offline_with_names_as_text(
         "annotations": "plot",
         "kernels": "no GPU kernels in either run",
         "gpu": "no GPU activity in either run",
+        "collectives": "no collectives in either run",
         "findings": "no findings in either run (smprof diagnose found nothing)",
     }
     assert browser.execute_script("return document.querySelector('.headline').dataset.direction") == "slower"

@@ -119,6 +119,9 @@
     changes(b, diff.kernels, "GPU kernels", ["launches A → B"], (r) => [counts(r.launches_a, r.launches_b)]));
   panel("gpu", "GPU activity and idle time", "GPU active time, time per activity kind and the idle breakdown.",
     (b) => changes(b, diff.gpu, "GPU activity", [], () => []));
+  panel("collectives", "Collectives: wait", "Per op and group, and per rank, the wait for the last rank to arrive " +
+    "(docs/PYTORCH.md, Collectives), by change.", (b) =>
+    changes(b, diff.collectives, "collectives", ["calls A → B"], (r) => [counts(r.calls_a, r.calls_b)]));
   panel("findings", "Findings", "smprof diagnose's findings in A only, B only or both, by change of cost.",
     drawFindings);
   document.body.dataset.rendered = "true";
