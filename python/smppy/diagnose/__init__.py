@@ -16,6 +16,7 @@ from smppy.diagnose.finding import SEVERITIES, Finding
 _DETECTOR_MODULES: tuple[str, ...] = (
     "input_pipeline",
     "stragglers",
+    "collective_imbalance",
     "step_outliers",
     "cpu_saturation",
     "gpu_idle",
