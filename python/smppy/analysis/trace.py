@@ -92,6 +92,22 @@ def _frame_counters(frame: dict[str, Any], where: dict[str, Any]) -> Iterator[di
         yield {"type": "counter", "name": name, "ts_ns": ts, "value": value, "unit": unit, **where}
 
 
+def _frame_collectives(frame: dict[str, Any], where: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    c = frame["collectives"]
+    threads = frame["threads"]
+    keys = ("op", "group", "group_size", "group_rank", "sequence", "bytes", "dtype", "async_op", "tid")
+    for start, dur, *values in zip(c["start_ns"], c["call_dur_ns"], *(c[k] for k in keys)):
+        row = dict(zip(keys, values))
+        yield {
+            "type": "collective",
+            "ts_ns": start,
+            "dur_ns": dur,
+            **row,
+            "thread": threads.get(row["tid"], ""),
+            **where,
+        }
+
+
 def _events_of(trace: RankTrace, *kinds) -> Iterator[dict[str, Any]]:
     """Frame by frame, the events that each of ``kinds`` makes of a frame."""
     header = trace.header
@@ -113,9 +129,9 @@ def counter_events(trace: RankTrace) -> Iterator[dict[str, Any]]:
 
 def events(trace: RankTrace) -> Iterator[dict[str, Any]]:
     """Every event of the file as a dict, frame by frame: a frame's
-    annotations, then its counter samples, then its GPU events
-    (``smppy.analysis.gpu_events``)."""
-    return _events_of(trace, _frame_annotations, _frame_counters, frame_gpu_events)
+    annotations, then its counter samples, then its collective calls, then its
+    GPU events (``smppy.analysis.gpu_events``)."""
+    return _events_of(trace, _frame_annotations, _frame_counters, _frame_collectives, frame_gpu_events)
 
 
 def iter_events(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:

@@ -46,6 +46,8 @@ class TraceInfo:
     gpu: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     gpu_devices: list[dict[str, Any]] = field(default_factory=list)
     gpu_dropped: int = 0  # lost in smprof's bounded buffers
+    collectives: dict[str, int] = field(default_factory=lambda: defaultdict(int))  # calls by op
+    collectives_dropped: int = 0  # refused by smprof's bounded buffer
     cupti_dropped: int = 0  # lost inside CUPTI (footer only)
     gpu_collection: dict[str, Any] | None = None  # the footer's GpuCollectionReport
     # Frames that could not be written (disk full, ...), their annotations, the last error (footer only)
@@ -145,6 +147,8 @@ class TraceInfo:
             "collectors": h["collectors"],
             "gpu": dict(sorted(self.gpu.items())),
             "gpu_dropped": self.gpu_dropped,
+            "collectives": dict(sorted(self.collectives.items())),
+            "collectives_dropped": self.collectives_dropped,
             "cupti_dropped": self.cupti_dropped,
             "gpu_collection": self.gpu_collection,
             "frames_lost_to_write_errors": self.frames_lost_to_write_errors,
@@ -188,11 +192,15 @@ def read_info(path: Path) -> TraceInfo:
         for name in counters["name"]:
             info.counters[name] += 1
         _count_gpu(info, frame)
+        for op in frame["collectives"]["op"]:
+            info.collectives[op] += 1
+        info.collectives_dropped = max(info.collectives_dropped, frame["collectives_dropped_total"])
     info.footer = trace.footer
     info.problem = trace.problem
     if info.footer is not None:
         info.dropped = info.footer["annotations_dropped"]
         info.gpu_dropped = info.footer["gpu_records_dropped"]
+        info.collectives_dropped = info.footer["collectives_dropped"]
         info.cupti_dropped = info.footer["cupti_records_dropped"]
         info.gpu_collection = info.footer["gpu_collection"]
         info.frames_lost_to_write_errors = info.footer["frames_lost_to_write_errors"]

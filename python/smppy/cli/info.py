@@ -60,6 +60,11 @@ def _print_info(infos: list[TraceInfo], top: int) -> None:
         print(f"  counters: {info.counter_samples} samples of {len(info.counters)} counters")
         for line in info.gpu_lines():
             print(line)
+        if info.collectives or info.collectives_dropped:
+            calls = ", ".join(
+                f"{n} {op}" for op, n in sorted(info.collectives.items(), key=lambda kv: -kv[1])
+            )
+            print(f"  collectives: {calls or 'none'}; dropped {info.collectives_dropped}")
         inactive = [c for c in h["collectors"] if not c["active"]]
         for c in inactive:
             print(f"  collector {c['name']}: off ({c['reason']})")

@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 from machine import online_cpus, perf_events_permitted, usable_cpus
 from smppy import analysis
+from smppy.analysis.trace import find_trace_files, iter_events
+from smppy.analysis.trace_info import read_info
 from smppy.diagnose import Finding, cpu_saturation, diagnose, input_pipeline, step_outliers, stragglers
 
 pytestmark = [pytest.mark.slow, pytest.mark.torch]
@@ -127,6 +129,12 @@ def test_straggler_under_ddp_without_annotations_from_the_collectives(tmp_path: 
         first = calls["sequence"].iloc[0]
         assert list(calls["sequence"]) == list(range(first, first + len(calls))), rank
         assert set(calls["group_rank"]) == {rank} and set(calls["group_size"]) == {2}
+    # The same calls through smprof dump's events and smprof info's counts.
+    dumped = [e for e in iter_events(tmp_path) if e["type"] == "collective"]
+    assert sorted((e["rank"], e["sequence"]) for e in dumped) == sorted(zip(table["rank"], table["sequence"]))
+    infos = [read_info(Path(f)) for f in find_trace_files(tmp_path)]
+    assert sum(sum(i.collectives.values()) for i in infos) == len(table)
+    assert {i.collectives_dropped for i in infos} == {0}
     reducer = table[table["op"] == "allreduce_"]
     assert len(reducer) >= 2 * 24 and set(reducer["async_op"]) == {1}
     assert (reducer["start_wall_ns"] < reducer["end_wall_ns"]).all()
