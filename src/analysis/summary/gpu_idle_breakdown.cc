@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "analysis/job/stream_order.h"
+#include "analysis/summary/communication_launch.h"
 
 namespace smprof::analysis {
 
@@ -159,8 +160,8 @@ void GpuIdleBreakdown::AddFrame(const TraceFileEntry& file, const internal::Fram
       const std::int64_t start = row.start_ns + offset;
       switch (row.kind) {
         case trace::GPU_KIND_KERNEL: {
-          const bool nccl = row.kernel_class == trace::KERNEL_CLASS_COMMUNICATION || StartsWith(row.name, "nccl");
-          Add(start, start + row.dur_ns, nccl ? kCommunication : kCompute, DeviceIndex(row.device));
+          Add(start, start + row.dur_ns, IsCommunicationKernel(row) ? kCommunication : kCompute,
+              DeviceIndex(row.device));
           break;
         }
         case trace::GPU_KIND_MEMSET:

@@ -134,7 +134,12 @@ void GpuMetrics::AddHostCopy(const internal::GpuActivityRow& row) {
   if (host_memory == trace::MEMORY_KIND_PAGEABLE) add(host_copies_.pageable);
 }
 
-void GpuMetrics::AddLaunch(const TimeSpan& api_call, const TimeSpan& kernel) {
+void GpuMetrics::AddLaunch(const TimeSpan& api_call, std::uint32_t tid, const KernelRun& run) {
+  const TimeSpan& kernel = run.span;
+  if (run.communication) {
+    communication_launches_.push_back(
+        {tid, api_call.start_ns, run.device, kernel.start_ns + run.wall_offset_ns, kernel.dur_ns});
+  }
   if (kernel.start_ns < api_call.start_ns) {
     launches_.before_launch += 1;
   } else {
@@ -184,9 +189,9 @@ bool GpuMetrics::AddApiCalls(const TraceFileEntry& file, const internal::FrameRo
     added.tid = call.tid;
     added.call = TimeSpan{call.start_ns, call.dur_ns};
     added.graph_launch = IsGraphLaunch(call.name);
-    TimeSpan kernel;
+    KernelRun kernel;
     if (kernels_waiting_for_api_.Take(call.correlation_id, &kernel)) {
-      AddLaunch(added.call, kernel);
+      AddLaunch(added.call, call.tid, kernel);
       added.kernel_joined = true;
     }
   }
@@ -218,7 +223,7 @@ void GpuMetrics::EndFrameCalls() {
   for (const FrameCall& call : frame_calls_) {
     if (call.graph_launch) graph_launches_.Put(call.correlation_id, call.call.start_ns, true);
     if (!call.launch_taken) launch_of_.Put(call.correlation_id, call.call.start_ns, {call.call.start_ns, call.tid});
-    if (!call.kernel_joined) api_calls_.Put(call.correlation_id, call.call.start_ns, call.call);
+    if (!call.kernel_joined) api_calls_.Put(call.correlation_id, call.call.start_ns, {call.call, call.tid});
   }
   frame_calls_.clear();
   frame_call_index_.Clear();
@@ -338,7 +343,7 @@ void GpuMetrics::AddActivity(const internal::GpuActivityRow& row, std::int64_t w
     Totals& precision = precision_[row.precision < precision_.size() ? row.precision : 0];
     precision.count += 1;
     precision.time_ns += row.dur_ns;
-    if (joins) JoinLaunch(row);
+    if (joins) JoinLaunch(row, wall_offset_ns);
   } else {
     Totals& op = memory_ops_[MemoryOpIndex(row)];
     op.count += 1;
@@ -349,15 +354,15 @@ void GpuMetrics::AddActivity(const internal::GpuActivityRow& row, std::int64_t w
   if (joins) Attribute(row.correlation_id, row.start_ns, UnattributedWork::Work{row.dur_ns, 1});
 }
 
-void GpuMetrics::JoinLaunch(const internal::GpuActivityRow& row) {
-  const TimeSpan kernel{row.start_ns, row.dur_ns};
+void GpuMetrics::JoinLaunch(const internal::GpuActivityRow& row, std::int64_t wall_offset_ns) {
+  const KernelRun kernel{{row.start_ns, row.dur_ns}, wall_offset_ns, row.device, IsCommunicationKernel(row)};
   FrameCall* call = FrameCallOf(row.correlation_id);
-  TimeSpan api_call;
+  CallSpan api_call;
   if (call != nullptr && !call->kernel_joined) {
-    AddLaunch(call->call, kernel);
+    AddLaunch(call->call, call->tid, kernel);
     call->kernel_joined = true;
   } else if (call == nullptr && api_calls_.Take(row.correlation_id, &api_call)) {
-    AddLaunch(api_call, kernel);
+    AddLaunch(api_call.span, api_call.tid, kernel);
   } else {
     kernels_waiting_for_api_.Put(row.correlation_id, row.start_ns, kernel);
   }

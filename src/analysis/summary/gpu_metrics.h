@@ -35,6 +35,7 @@
 #include "analysis/base/time_buckets.h"
 #include "analysis/job/job_reader.h"
 #include "analysis/job/summary_options.h"
+#include "analysis/summary/communication_launch.h"
 #include "analysis/summary/frame_id_index.h"
 #include "analysis/summary/launch_owner.h"
 #include "analysis/summary/stats_json.h"
@@ -54,6 +55,8 @@ class GpuMetrics {
   void EndStream(const WallSpan& stream_span);
 
   std::uint64_t rows() const { return rows_seen_; }
+  // The NCCL kernels joined to their launch calls since the last call (CollectiveMetrics links them).
+  std::vector<CommunicationLaunch> TakeCommunicationLaunches() { return std::exchange(communication_launches_, {}); }
   std::int64_t stream_active_ns() const;  // Σ over the current stream's GPUs
   std::size_t stream_devices() const { return stream_->devices.size(); }
   std::uint64_t late_records() const;
@@ -124,6 +127,17 @@ class GpuMetrics {
     std::int64_t start_ns = 0;
     std::int64_t dur_ns = 0;
   };
+  // A launch call waiting for its kernel, and a kernel waiting for its launch call.
+  struct CallSpan {
+    TimeSpan span;
+    std::uint32_t tid = 0;
+  };
+  struct KernelRun {
+    TimeSpan span;
+    std::int64_t wall_offset_ns = 0;  // its file's
+    std::uint32_t device = 0;
+    bool communication = false;  // IsCommunicationKernel
+  };
   // Kernels joined to their launch call, and those that ran shorter than it.
   struct LaunchTotals {
     std::uint64_t kernels = 0;
@@ -173,7 +187,7 @@ class GpuMetrics {
   void EndFrameCalls();
   void AddActivity(const internal::GpuActivityRow& row, std::int64_t wall_offset_ns);
   // A kernel's join with its launch call (the latency).
-  void JoinLaunch(const internal::GpuActivityRow& row);
+  void JoinLaunch(const internal::GpuActivityRow& row, std::int64_t wall_offset_ns);
   // Whether graph work may join through its correlation id now: counted, and
   // held back (false) until its launch call is seen when not yet.
   bool GraphLinked(const internal::GpuActivityRow& row);
@@ -181,8 +195,9 @@ class GpuMetrics {
   void ReleaseGraphWork();
   // Work joined through correlation id `id`: to its annotation, or waiting for one.
   void Attribute(std::uint32_t id, std::int64_t start_ns, const UnattributedWork::Work& work);
-  // A kernel joined to its launch call: the latency, and whether it ran shorter than its launch.
-  void AddLaunch(const TimeSpan& api_call, const TimeSpan& kernel);
+  // A kernel joined to its launch call on thread `tid`: the latency, whether
+  // it ran shorter than its launch, and an NCCL kernel's launch for the collectives.
+  void AddLaunch(const TimeSpan& api_call, std::uint32_t tid, const KernelRun& kernel);
   void AddHostCopy(const internal::GpuActivityRow& row);
   void AddAnnotationTime(AnnotationGpu* annotation, std::int64_t time_ns, std::uint64_t activities);
   // The frame's annotations join ranges_; beyond max_pending the oldest are forgotten.
@@ -199,8 +214,8 @@ class GpuMetrics {
   std::vector<std::unique_ptr<Stream>> streams_;
   Stream* stream_ = nullptr;
   // Per stream (correlation ids are per process); cleared at BeginStream.
-  PendingById<TimeSpan> api_calls_;
-  PendingById<TimeSpan> kernels_waiting_for_api_;
+  PendingById<CallSpan> api_calls_;
+  PendingById<KernelRun> kernels_waiting_for_api_;
   PendingById<AnnotationGpu*> annotation_of_;
   UnattributedWork unattributed_;                           // GPU work no annotation claimed yet
   PendingById<UnattributedWork::Launch> launch_of_;         // API calls by correlation id, for LaunchOf
@@ -225,6 +240,7 @@ class GpuMetrics {
   LaunchTotals launches_;
   GraphTotals graph_;
   HostCopyTotals host_copies_;
+  std::vector<CommunicationLaunch> communication_launches_;  // until TakeCommunicationLaunches
 };
 
 }  // namespace smprof::analysis

@@ -22,7 +22,7 @@
 
 namespace smprof::analysis {
 
-inline constexpr std::uint64_t kPartialVersion = 6;  // 6: how each session ended
+inline constexpr std::uint64_t kPartialVersion = 7;  // 7: collectives and their NCCL kernels
 
 // Reads `streams` (of one job, whose earliest header start is `origin_ns`)
 // into a partial summary. Damaged files are warnings inside it. Throws

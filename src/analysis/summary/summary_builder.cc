@@ -83,6 +83,7 @@ void SummaryBuilder::OnFrameRows(const TraceFileEntry& file, const internal::Fra
     process_->frame_warnings.push_back(file.path + ": frame " + std::to_string(frame_index_) +
                                        " skipped in part: " + error);
   }
+  collectives_.AddCommunicationLaunches(gpu_.TakeCommunicationLaunches());
   step_profile_.AddFrame(frame.annotations, frame.counters, file.wall_offset_ns);
   gpu_idle_.AddFrame(file, frame);
   stream_drops_.annotations = std::max(stream_drops_.annotations, frame.dropped_total);
@@ -125,6 +126,7 @@ void SummaryBuilder::EndFile(const FileReadResult& result) {
 void SummaryBuilder::EndStream() {
   gpu_.EndStream(process_->span);
   gpu_idle_.EndStream();
+  collectives_.EndStream();
   process_->annotations = annotations_.stream_annotations();
   process_->steps = annotations_.stream_steps();
   process_->gpu_active_ns = gpu_.stream_active_ns();

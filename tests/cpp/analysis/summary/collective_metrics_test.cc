@@ -4,8 +4,10 @@
 // sequence) across ranks on each file's wall clock, each rank's wait and last
 // arrivals follow, an instance a rank is missing from stays unmatched,
 // point-to-point calls are counted but never matched, bytes that differ are
-// listed; two partial states saved and merged write what one state of every
-// stream writes, in either order of the streams.
+// listed; NCCL kernels link to the call of their launching thread that
+// contains their launch, and instances whose every rank has one are matched
+// again on the kernels' starts; two partial states saved and merged write
+// what one state of every stream writes, in either order of the streams.
 #include "analysis/summary/collective_metrics.h"
 
 #include <gtest/gtest.h>
@@ -96,6 +98,7 @@ struct RankCalls {
   std::int32_t rank;
   std::int64_t offset;
   std::vector<CollectiveRecord> calls;
+  std::vector<CommunicationLaunch> launches = {};
 };
 
 void AddStream(CollectiveMetrics& metrics, const RankCalls& r) {
@@ -111,12 +114,30 @@ void AddStream(CollectiveMetrics& metrics, const RankCalls& r) {
   ASSERT_TRUE(rows.Decode(bytes));
   std::string error;
   ASSERT_TRUE(metrics.AddFrame(file, rows, &error)) << error;
+  metrics.AddCommunicationLaunches(r.launches);
+  metrics.EndStream();
 }
 
 std::string Written(const CollectiveMetrics& metrics) {
   JsonWriter out;
   metrics.Write(out);
   return out.text();
+}
+
+// The two ranks' partial states saved, merged second rank first, and put back in order.
+std::string MergedInReverse(const std::vector<RankCalls>& job) {
+  CollectiveMetrics first, second, merged;
+  AddStream(first, job[1]);
+  AddStream(second, job[0]);
+  for (const CollectiveMetrics* part : {&first, &second}) {
+    PartialEncoder out;
+    part->Save(out);
+    const std::string bytes = out.Take();
+    PartialDecoder in(bytes);
+    merged.MergeFrom(in);
+  }
+  merged.ReorderStreams({1, 0});
+  return Written(merged);
 }
 
 // Rank 1 arrives 30 ns late at instances 1 and 2 (its clock is 1,000 ns behind: the offsets align
@@ -153,23 +174,61 @@ TEST(CollectiveMetrics, InstancesMatchAcrossRanksOnTheWallClock) {
       << json;
 }
 
+// The job of Job() on GPUs: rank 0's kernels start 400 ns after rank 1's at instance 1 and 100 ns at
+// instance 2, although rank 1 arrives last on the host; rank 0 has a second kernel in its call at 2,
+// one launch whose thread has no call open and one launched after its call ended.
+std::vector<RankCalls> GpuJob() {
+  std::vector<RankCalls> job = Job();
+  // Rank 0's calls run on thread 7 ([100, 150], [200, 250]), rank 1's on thread 8 ([-870, -820], ...).
+  job[0].launches = {{7, 120, 0, 5400, 300},
+                     {7, 210, 0, 6100, 200},
+                     {7, 240, 0, 6350, 100},
+                     {9, 120, 0, 5000, 50},
+                     {7, 160, 0, 5500, 50}};
+  job[1].launches = {{8, -850, 0, 5000, 700}, {8, -760, 0, 6000, 300}, {8, -690, 0, 7000, 10}};
+  return job;
+}
+
+TEST(CollectiveMetrics, NcclKernelsLinkToTheirCallsAndMatchOnTheDevice) {
+  CollectiveMetrics metrics;
+  for (const RankCalls& r : GpuJob()) AddStream(metrics, r);
+  const std::string json = Written(metrics);
+  EXPECT_NE(json.find("\"kernels_linked\":6,\"kernels_not_linked\":2,\"instances_matched_on_device\":2"),
+            std::string::npos)
+      << json;
+  // On the device rank 0 is the last at both instances (400 and 100 ns late); rank 1 waits for it.
+  EXPECT_NE(json.find("\"late_by_ns\":0,\"kernels\":3,\"device_ns\":600,\"instances_matched_on_device\":2,"
+                      "\"device_wait_ns\":0,\"device_last_arrivals\":2,\"device_late_by_ns\":500"),
+            std::string::npos)
+      << json;
+  EXPECT_NE(json.find("\"late_by_ns\":60,\"kernels\":3,\"device_ns\":1010,\"instances_matched_on_device\":2,"
+                      "\"device_wait_ns\":500,\"device_last_arrivals\":0"),
+            std::string::npos)
+      << json;
+  EXPECT_NE(json.find("\"calls\":5,\"bytes\":288,\"call_ns\":250,\"instances_matched\":2,\"wait_ns\":60,"
+                      "\"kernels\":6,\"device_ns\":1610,\"instances_matched_on_device\":2,\"device_wait_ns\":500"),
+            std::string::npos)
+      << json;
+}
+
 TEST(CollectiveMetrics, SavedAndMergedPartsWriteWhatOneStateWrites) {
-  const std::vector<RankCalls> job = Job();
+  const std::vector<RankCalls> job = GpuJob();
   CollectiveMetrics whole;
   for (const RankCalls& r : job) AddStream(whole, r);
 
-  CollectiveMetrics first, second, merged;
-  AddStream(first, job[1]);  // the second rank's part first: the streams are put back in order
-  AddStream(second, job[0]);
-  for (const CollectiveMetrics* part : {&first, &second}) {
-    PartialEncoder out;
-    part->Save(out);
-    const std::string bytes = out.Take();
-    PartialDecoder in(bytes);
-    merged.MergeFrom(in);
-  }
-  merged.ReorderStreams({1, 0});
-  EXPECT_EQ(Written(merged), Written(whole));
+  EXPECT_EQ(MergedInReverse(job), Written(whole));
+}
+
+TEST(CollectiveMetrics, AnotherOpAtTheSameSequenceNumberIsNamedWithBothRanks) {
+  const std::vector<RankCalls> job = {{0, 0, {Call(100, "allreduce_", 5, 0)}}, {1, 0, {Call(120, "broadcast_", 5, 1)}}};
+  const std::string expected =
+      "\"instances_op_differ\":1,\"op_differ_examples\":[{\"group\":\"0\",\"sequence\":5,\"rank\":0,"
+      "\"op\":\"allreduce_\",\"other_rank\":1,\"other_op\":\"broadcast_\"}]";
+  CollectiveMetrics whole;
+  for (const RankCalls& r : job) AddStream(whole, r);
+  EXPECT_NE(Written(whole).find(expected), std::string::npos) << Written(whole);
+
+  EXPECT_EQ(MergedInReverse(job), Written(whole));
 }
 
 }  // namespace
