@@ -39,8 +39,10 @@ def _print_collectives(c: dict[str, Any], top: int) -> None:
         f"\ncollectives ({c['calls']} calls, {c['instances_matched']} of {c['instances']} instances matched "
         "across ranks" + (f", {c['dropped']} dropped" if c["dropped"] else "") + "):"
     )
+    gpu = c.get("kernels_linked", 0) > 0  # NCCL kernels linked to the calls
     table(
-        ["op", "group", "ranks", "calls", "bytes", "call time", "wait", "skew p50", "skew max"],
+        ["op", "group", "ranks", "calls", "bytes", "call time", "wait", "skew p50", "skew max"]
+        + (["GPU time", "GPU wait"] if gpu else []),
         [
             [
                 o["op"],
@@ -53,6 +55,7 @@ def _print_collectives(c: dict[str, Any], top: int) -> None:
                 ms(o["skew"]["p50_ns"]),
                 ms(o["skew"]["max_ns"]),
             ]
+            + ([ms(o["device_ns"]), ms(o["device_wait_ns"])] if gpu else [])
             for o in c["ops"][:top]
         ],
     )
@@ -71,6 +74,37 @@ def _print_collectives(c: dict[str, Any], top: int) -> None:
             if r["calls"]
         ],
     )
+    if gpu:
+        print(
+            f"  on the GPU ({c['instances_matched_on_device']} instances matched on their NCCL kernels' "
+            "starts"
+            + (f", {c['kernels_not_linked']} kernels not linked to a call" if c["kernels_not_linked"] else "")
+            + "):"
+        )
+        table(
+            ["process", "kernels", "GPU time", "wait", "arrived last", "late by (mean)"],
+            [
+                [
+                    f"{r['host']} rank {r['rank']} pid {r['pid']}",
+                    r["kernels"],
+                    ms(r["device_ns"]),
+                    ms(r["device_wait_ns"]),
+                    f"{r['device_last_arrivals']} of {r['instances_matched_on_device']}",
+                    ms(r["device_late_by_ns"] / r["device_last_arrivals"])
+                    if r["device_last_arrivals"]
+                    else "-",
+                ]
+                for r in c["ranks"]
+                if r["kernels"]
+            ],
+        )
+    if c.get("instances_op_differ"):
+        e = c["op_differ_examples"][0]
+        print(
+            f"  {c['instances_op_differ']} instance(s) called as different ops across ranks, e.g. "
+            f"#{e['sequence']} of group {e['group']}: rank {e['rank']} {e['op']}, "
+            f"rank {e['other_rank']} {e['other_op']}"
+        )
     if c["instances_bytes_differ"]:
         e = c["bytes_differ_examples"][0]
         print(

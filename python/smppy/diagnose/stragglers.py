@@ -10,7 +10,10 @@ Three rules:
   ``MIN_CONSISTENCY`` of the collective instances it joins, on average at
   least ``MIN_EXCESS_NS`` after the rank before it, while each other rank
   waits for it at least ``MIN_EXCESS`` of their step cycle (when there are
-  steps). The cost is the others' measured wait. The phase that is longer on
+  steps). The cost is the others' measured wait. On GPUs, where the host only
+  enqueues the collective and may run ahead of its device, the arrivals are
+  the NCCL kernels' starts (``device_*``) wherever instances were matched on
+  the device. The phase that is longer on
   it (its forward, its input wait) is named when the steps have phases. It
   decides the phase rule's two-way readings (a reading of another rank is
   the same wait seen from the other side), and a rank the work or phase rule
@@ -263,21 +266,25 @@ def _rank_key(rank: dict[str, Any]) -> tuple[str, int, int]:
 
 def _by_collectives(ranks: _Ranks) -> list[Finding]:
     collectives = ranks.summary.get("collectives") or {}
-    rows = [r for r in collectives.get("ranks", []) if r["instances_matched"] > 0]
+    # The device's arrivals where the NCCL kernels were matched, else the host's.
+    on_device = collectives.get("instances_matched_on_device", 0) > 0
+    p = "device_" if on_device else ""
+    matched_key = "instances_matched_on_device" if on_device else "instances_matched"
+    rows = [r for r in collectives.get("ranks", []) if r[matched_key] > 0]
     if len(rows) < 2:
         return []
-    top_op = next((o for o in collectives["ops"] if o["wait_ns"] > 0 and not o["point_to_point"]), None)
+    top_op = next((o for o in collectives["ops"] if o[f"{p}wait_ns"] > 0 and not o["point_to_point"]), None)
     step_ranks = {_rank_key(r): r for r in ranks.ranks}
     findings = []
     for row in rows:
-        matched, last = row["instances_matched"], row["last_arrivals"]
+        matched, last = row[matched_key], row[f"{p}last_arrivals"]
         if last == 0 or last < MIN_CONSISTENCY * matched:
             continue
-        late_by = row["late_by_ns"] / last
+        late_by = row[f"{p}late_by_ns"] / last
         if late_by < MIN_EXCESS_NS:
             continue
         others = [r for r in rows if r is not row]
-        others_wait = sum(r["wait_ns"] for r in others)
+        others_wait = sum(r[f"{p}wait_ns"] for r in others)
         step_rank = step_ranks.get(_rank_key(row))
         steps = step_rank["steps_seen"] if step_rank else 0
         cycle = ranks.cycles[id(step_rank)] if step_rank else 0
@@ -287,7 +294,8 @@ def _by_collectives(ranks: _Ranks) -> list[Finding]:
         label = rank_label(row, ranks.summary)
         title = (
             f"{label[:1].upper()}{label[1:]} arrives last at {100 * last / matched:.0f}% of the {matched} "
-            f"collectives it joins, {ms(late_by)} after the rank before it on average"
+            f"collectives it joins{' on the GPU' if on_device else ''}, {ms(late_by)} after the rank before "
+            "it on average"
         )
         if top_op is not None:
             title += f" ({top_op['op']!r} waits the most)"
@@ -296,6 +304,7 @@ def _by_collectives(ranks: _Ranks) -> list[Finding]:
             title += f" ({ms(per_step)} per step)"
         evidence: dict[str, Any] = {
             "rule": "collectives",
+            "clock": "device" if on_device else "host",
             "host": row["host"],
             "rank": row["rank"],
             "pid": row["pid"],
@@ -304,7 +313,7 @@ def _by_collectives(ranks: _Ranks) -> list[Finding]:
             "instances_matched": matched,
             "last_arrivals": last,
             "late_by_mean_ns": round(late_by),
-            "others_wait_ns": {rank_label(r, ranks.summary): r["wait_ns"] for r in others},
+            "others_wait_ns": {rank_label(r, ranks.summary): r[f"{p}wait_ns"] for r in others},
         }
         phase = None
         step_others = [step_ranks[_rank_key(r)] for r in others if _rank_key(r) in step_ranks]
@@ -328,7 +337,8 @@ def _by_collectives(ranks: _Ranks) -> list[Finding]:
                 cost_total_ns=others_wait,
                 cost_basis=(
                     "the other ranks' measured wait in the collectives they share with it (each one's time "
-                    "from its own arrival to the last arrival, summed over the matched instances and ranks)"
+                    "from its own arrival to the last arrival, summed over the matched instances and ranks"
+                    + ("; arrivals are the NCCL kernels' starts)" if on_device else ")")
                 ),
                 evidence=evidence,
                 recommendation=(

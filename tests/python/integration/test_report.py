@@ -114,11 +114,18 @@ def _rank_frame(rank: int, with_gpu: bool):
             ext.external_id.append(correlation)
             ext.external_kind.append(5)  # CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2: smprof's own
             ext.name_index.append(st.string_index(frame, "step"))
+    for i in range(STEPS):  # each all-reduce's NCCL kernel, launched inside its call
+        correlation = len(gpu) + 1
+        call = 1_000_000 + i * end + step_ns
+        api.append((call + 10_000, 5_000, "cuLaunchKernelEx", tid, correlation))
+        gpu.append({"start": call + 100_000, "dur": 1_000_000, "correlation_id": correlation, "kind": 1,
+                    "name": NCCL_KERNEL, "kernel_class": 2, "stream": 9})  # fmt: skip
     st.add_api_calls(frame, api)
     st.add_gpu_activities(frame, gpu)
     return frame
 
 
+NCCL_KERNEL = "ncclDevKernel_AllReduce_Sum_f32_RING_LL"
 NO_CUDA_REASON = "EnableCuda=0 (set EnableCuda=1 to trace the GPU)"
 
 
@@ -324,6 +331,9 @@ def test_every_panel_draws_offline_without_console_errors(browser: Any, gpu_repo
     open_report(browser, gpu_report)
     assert panel_states(browser) == {panel: "plot" for panel in ALL_PANELS}
     assert "3 annotations dropped" in browser.find_element("id", "banner").text
+    collectives = browser.find_element("css selector", "[data-panel=collectives]").text
+    assert f"{2 * STEPS} NCCL kernels linked to their calls, {STEPS} instances matched" in collectives
+    assert "GPU wait" in collectives
     buttons = browser.execute_script(
         "return [...document.querySelectorAll('.modebar-btn')].map(b => b.getAttribute('data-title'))"
     )
@@ -393,7 +403,7 @@ def test_annotation_picker_changes_the_histogram(browser: Any, gpu_report: Path)
 def test_top_k_input_changes_the_kernel_charts(browser: Any, gpu_report: Path) -> None:
     open_report(browser, gpu_report)
     labels = "return document.querySelector('[data-panel={}] .js-plotly-plot').data[0].labels"
-    assert len(browser.execute_script(labels.format("kernel-time-topk"))) == 2  # 2 kernels, k = 10
+    assert len(browser.execute_script(labels.format("kernel-time-topk"))) == 3  # 3 kernels (one NCCL), k = 10
     browser.execute_script(
         "const k = document.getElementById('top-k'); k.value = '1'; k.dispatchEvent(new Event('change'))"
     )

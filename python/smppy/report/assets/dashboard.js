@@ -464,19 +464,34 @@
     }
     statLine(body, c.calls + " calls, " + c.instances_matched + " of " + c.instances +
       " instances matched across ranks" + (c.dropped ? ", " + c.dropped + " dropped" : ""));
+    // On GPUs the NCCL kernels' starts are the arrivals that matter (the host only enqueues).
+    const gpu = c.kernels_linked > 0;
+    if (gpu) {
+      statLine(body, c.kernels_linked + " NCCL kernels linked to their calls, " + c.instances_matched_on_device +
+        " instances matched on the kernels' starts" +
+        (c.kernels_not_linked ? ", " + c.kernels_not_linked + " kernels not linked" : ""));
+    }
     const ranks = c.ranks.filter((r) => r.calls);
     const x = ranks.map((r) => plotlyText(r.host + " · rank " + r.rank + " · pid " + r.pid));
-    plot(body, [
+    const bars = [
       { type: "bar", name: "wait (ms)", x: x, y: ranks.map((r) => r.wait_ns / 1e6), yaxis: "y" },
       { type: "bar", name: "arrived last (instances)", x: x, y: ranks.map((r) => r.last_arrivals), yaxis: "y2" },
-    ], {
+    ];
+    if (gpu) {
+      bars.push({ type: "bar", name: "GPU wait (ms)", x: x, y: ranks.map((r) => r.device_wait_ns / 1e6), yaxis: "y" });
+      bars.push({ type: "bar", name: "GPU arrived last (instances)", x: x,
+        y: ranks.map((r) => r.device_last_arrivals), yaxis: "y2" });
+    }
+    plot(body, bars, {
       barmode: "group",
       yaxis: { title: { text: "wait for the last rank (ms)" } },
       yaxis2: { title: { text: "arrived last" }, overlaying: "y", side: "right", rangemode: "tozero" },
     });
-    append(body, table(["op", "group", "ranks", "calls", "bytes", "call time", "wait", "skew p50", "skew max"],
+    append(body, table(["op", "group", "ranks", "calls", "bytes", "call time", "wait", "skew p50", "skew max"]
+      .concat(gpu ? ["GPU time", "GPU wait", "GPU skew p50"] : []),
       c.ops.slice(0, TOP_N).map((o) => [o.op, o.group, o.group_size, o.calls, bytes(o.bytes), duration(o.call_ns),
-        duration(o.wait_ns), duration(o.skew.p50_ns), duration(o.skew.max_ns)])));
+        duration(o.wait_ns), duration(o.skew.p50_ns), duration(o.skew.max_ns)]
+        .concat(gpu ? [duration(o.device_ns), duration(o.device_wait_ns), duration(o.device_skew.p50_ns)] : []))));
   }
 
   // ---- the page ----------------------------------------------------------------------------------
