@@ -1,6 +1,7 @@
 #include "analysis/timeline/slice_args.h"
 
 #include <array>
+#include <utility>
 
 #include "smprof/trace.pb.h"
 
@@ -24,6 +25,30 @@ void Text(std::vector<SliceArg>* args, std::string_view key, std::string value) 
   a.key = key;
   a.is_string = true;
   a.string_value = std::move(value);
+}
+
+// Bytes per element of a torch dtype's name ("float32", "bfloat16", ...), 0 if unknown.
+std::uint64_t ElementBytes(std::string_view dtype) {
+  static constexpr std::array<std::pair<std::string_view, std::uint64_t>, 14> kSizes = {{
+      {"float32", 4},
+      {"bfloat16", 2},
+      {"float16", 2},
+      {"float64", 8},
+      {"int64", 8},
+      {"int32", 4},
+      {"int16", 2},
+      {"int8", 1},
+      {"uint8", 1},
+      {"bool", 1},
+      {"complex64", 8},
+      {"complex128", 16},
+      {"float8_e4m3fn", 1},
+      {"float8_e5m2", 1},
+  }};
+  for (const auto& [name, size] : kSizes) {
+    if (name == dtype) return size;
+  }
+  return 0;
 }
 
 std::string Dim3(const std::uint32_t (&v)[3]) {
@@ -64,6 +89,15 @@ void CollectSliceArgs(const TimelineSlice& slice, std::vector<SliceArg>* args) {
     Int(args, "bytes", static_cast<std::int64_t>(c.bytes));
     Text(args, "dtype", std::string(c.dtype));
     Int(args, "async_op", c.async_op ? 1 : 0);
+    // The names Kineto gives them on record_param_comms, which HTA reads (its nccl:: arguments).
+    std::string_view op = c.op;
+    if (!op.empty() && op.back() == '_') op.remove_suffix(1);
+    Text(args, "Collective name", std::string(op));
+    Text(args, "Process Group Name", std::string(c.group));
+    Int(args, "Group size", c.group_size);
+    if (const std::uint64_t size = ElementBytes(c.dtype); size != 0) {
+      Int(args, "In msg nelems", static_cast<std::int64_t>(c.bytes / size));
+    }
     return;
   }
   if (slice.gpu == nullptr) return;

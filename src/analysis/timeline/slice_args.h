@@ -20,7 +20,8 @@ struct SliceArg {
 };
 
 // Appends `slice`'s arguments to `args` (nothing for annotations; a
-// collective's group, sequence, group size and rank, bytes, dtype, async_op).
+// collective's group, sequence, group size and rank, bytes, dtype, async_op,
+// and Kineto's names for op, group, size and elements).
 void CollectSliceArgs(const TimelineSlice& slice, std::vector<SliceArg>* args);
 
 // "bf16", "fp32", ... "unknown" (trace::Precision).

@@ -269,3 +269,6 @@ def test_collectives_are_slices_chained_across_ranks_by_their_instance(tmp_path:
     chrome_calls = [e for e in events if e.get("cat") == "collective"]
     assert len(chrome_calls) == 6 and {e["name"] for e in chrome_calls} == {"c10d::allreduce_"}
     assert sorted(e["args"]["sequence"] for e in chrome_calls) == [1, 1, 2, 2, 3, 3]
+    # Kineto's names of record_param_comms, which HTA reads: 4096 B of float32 are 1024 elements.
+    kineto = ("Collective name", "Process Group Name", "Group size", "In msg nelems")
+    assert {tuple(e["args"][k] for k in kineto) for e in chrome_calls} == {("allreduce", "0", 2, 1024)}
