@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from gpu_check_trace import (
+    ALL_REDUCES,
     CALLBACK_TIMEBASE,
     CONVERTED_TIMEBASE,
     EVERY,
@@ -38,6 +39,7 @@ from gpu_check_trace import (
 
 MAIN_TID, AUTOGRAD_TID, HOLDER_TID = 4242, 5151, 6161
 ELEMENTWISE = "void at::native::vectorized_elementwise_kernel<4, MulFunctor>(int, float, float)"
+NCCL_KERNEL = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)"
 
 
 class Synthetic:
@@ -48,6 +50,7 @@ class Synthetic:
         self.api: list[list[Any]] = []
         self.external: list[tuple[int, int, int, str]] = []
         self.annotations: list[tuple[int, int, str, int, int]] = []
+        self.collectives: list[tuple[Any, ...]] = []  # synthetic_trace.add_collectives rows
         self.cuda = {"active": True, "reason": ""}
         self.header = {
             "cupti_version": cupti,
@@ -94,6 +97,8 @@ class Synthetic:
         st.add_api_calls(frame, [tuple(a) for a in self.api])
         st.add_external_correlations(frame, self.external)
         st.add_annotations(frame, self.annotations)
+        if self.collectives:
+            st.add_collectives(frame, self.collectives)
         header = st.header(collectors=[st.pb().CollectorStatus(name="cuda", **self.cuda)], **self.header)
         footer = st.pb().Footer(**self.footer)
         ends = [g["start"] + g["dur"] for g in self.gpu] or [self.clock]
@@ -181,6 +186,16 @@ def good_backward() -> Synthetic:
     return s
 
 
+def good_nccl() -> Synthetic:
+    """ALL_REDUCES all-reduces of a one-rank group, each launching its NCCL kernel inside the call."""
+    s = Synthetic()
+    for k in range(ALL_REDUCES):
+        call = s.clock + 30_000 - 10_000  # launch() moves the clock 30 us on, its API call 5 us before it
+        s.collectives.append((call, 8_000, "allreduce_", "0", 1, 0, k + 1, 4 << 20, MAIN_TID))
+        s.launch("", NCCL_KERNEL, api="cuLaunchKernelEx", kernel_class=2)
+    return s
+
+
 def good_set() -> TraceSet:
     app, app_truth = good_app()
     idle = {f"idle{i}": phases(("launch50",)) for i in (1, 2, 3)}
@@ -202,6 +217,7 @@ def good_set() -> TraceSet:
         "kineto_before": {"session": phases(("after_profiler",))},
         "kineto_during": {"session": phases(("before_profiler", "inside_profiler", "after_profiler"))},
         "kineto_inside": {"session": inactive},
+        "nccl": {"nccl": good_nccl()},
         "capture": {
             "capture": phases(("before",), synchronize_skipped="another thread's stream is capturing")
         },
@@ -217,6 +233,7 @@ def good_set() -> TraceSet:
         "kineto_before": {"torch_profiler_kernels": LAUNCHES},
         "kineto_during": {"torch_profiler_kernels": 0},
         "kineto_inside": {"torch_profiler_kernels": LAUNCHES},
+        "nccl": {"all_reduces": ALL_REDUCES, "tid": MAIN_TID},
         "capture": {"capture": "ok", "capturing_at_stop": True, "replay_correct": True},
         "spin": {"deadline_s": 1.0, "stop_s": 1.3, "running_at_stop": True},
     }
@@ -419,8 +436,9 @@ MUTATIONS: list[tuple[str, Callable[[TraceSet], None], str | None]] = [
     (
         "an activity without its launch row",
         generic_mutation(EVERY[8], lambda s: s.api.pop()),
-        # the summary attributes graph kernels only through a graph launch it has seen
-        ": every kernel/copy/set|graphs: every graph kernel|graphs: the summary gives 'replay'",
+        # the summary attributes graph kernels only through a graph launch it has seen, and links an
+        # NCCL kernel to its collective call only through its launch
+        ": every kernel/copy/set|graphs: every graph kernel|graphs: the summary gives 'replay'|nccl: 20 all",
     ),
     (
         "a kernel before its launch",
@@ -607,6 +625,16 @@ MUTATIONS: list[tuple[str, Callable[[TraceSet], None], str | None]] = [
         "the capture over before stop",
         setting(truth_of("capture"), "capturing_at_stop", False),
         "capture: the footer",
+    ),
+    (
+        "an NCCL kernel launched by another thread than its call's",
+        lambda traces: session("nccl")(traces).api[-1].__setitem__(3, AUTOGRAD_TID),
+        "nccl: 20 all-reduces",
+    ),
+    (
+        "an all-reduce not recorded",
+        lambda traces: session("nccl")(traces).collectives.pop(),
+        "nccl: 20 all-reduces",
     ),
     ("a stop past 3x its deadline", setting(truth_of("spin"), "stop_s", 3.5), "spin: stop returns"),
     (

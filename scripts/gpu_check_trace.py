@@ -458,6 +458,7 @@ SCENARIOS = {
     "kineto_before": Scenario(45, ()),
     "kineto_during": Scenario(45, ()),
     "kineto_inside": Scenario(45, ()),
+    "nccl": Scenario(60, EVERY),
     "capture": Scenario(40, EVERY),
     "spin": Scenario(45, TIMED_OUT_STOP),
 }
@@ -469,6 +470,7 @@ TRAIN_STEPS = 20
 STEP_ANNOTATIONS = ("step", "Forward", "Backward", "Optimizer")
 SYNC_TIMEOUT_MS = 1000
 SPIN_MS = 6000
+ALL_REDUCES = 20
 
 
 def workload(name: str) -> Callable[[Callable[[Path], dict[str, Any]]], Callable[[Path], dict[str, Any]]]:
@@ -733,6 +735,45 @@ def backward_workload(directory: Path) -> dict[str, Any]:
     thread.join(30)
     stop()
     return {"steps": TRAIN_STEPS, "main_tid": threading.get_native_id(), "holder_tid": holder["tid"]}
+
+
+@workload("nccl")
+def nccl_workload(directory: Path) -> dict[str, Any]:
+    """A one-rank NCCL group (the machine has one GPU; NCCL refuses two ranks on one) and
+    ALL_REDUCES all-reduces under TorchAutoSteps, for the collectives' link to their NCCL kernels."""
+    import torch
+    import torch.distributed as dist
+
+    store = dist.FileStore(str(directory / "store"), 1)
+    torch.cuda.set_device(0)
+    dist.init_process_group("nccl", store=store, rank=0, world_size=1)
+    x = torch.ones(1 << 20, device="cuda")
+    dist.all_reduce(x)  # NCCL's communicator is made here, before the session
+    torch.cuda.synchronize()
+    start(directory, "nccl", TorchAutoSteps="1")
+    for _ in range(ALL_REDUCES):
+        dist.all_reduce(x)
+    torch.cuda.synchronize()
+    stop()
+    dist.destroy_process_group()
+    return {"all_reduces": ALL_REDUCES, "tid": threading.get_native_id()}
+
+
+@check_row("nccl", "20 all-reduces recorded, and every NCCL kernel linked to its call by thread id")
+def nccl_linked(run: Run) -> tuple[bool, str]:
+    t = run.trace("nccl")
+    calls = [c for c in t.by_type["collective"] if c["op"] == "allreduce_"]
+    nccl = [k for k in t.by_type["kernel"] if function_name(k["name"]).startswith("nccl")]
+    collectives = need(t.summary, "collectives", f"{t.session} summary")
+    linked, unlinked = collectives["kernels_linked"], collectives["kernels_not_linked"]
+    launchers = {t.api[k["correlation_id"]]["tid"] for k in nccl if k["correlation_id"] in t.api}
+    ok = len(calls) == run.fact("all_reduces") and linked == len(nccl) and unlinked == 0
+    ok = ok and launchers <= {run.fact("tid")}
+    return ok, (
+        f"{len(calls)} calls, {len(nccl)} NCCL kernels ({linked} linked, {unlinked} not), launched by "
+        f"{sorted(launchers)} (the caller: {run.fact('tid')})"
+        + ("; a one-rank group launched no NCCL kernel" if not nccl else "")
+    )
 
 
 @check_row("backward", "20 steps recorded")
