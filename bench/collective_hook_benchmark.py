@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""What recording collectives (``TorchAutoSteps=1``, docs/PYTORCH.md "Collectives") adds to a
-collective call and to a DDP step.
+"""What recording collectives (``TorchCollectives=1``, ``TorchAutoSteps=1``, docs/PYTORCH.md
+"Collectives") adds to a collective call and to a DDP step.
 
     python3 bench/collective_hook_benchmark.py            # about a minute
     python3 bench/collective_hook_benchmark.py --quick    # a few seconds
@@ -11,10 +11,11 @@ Two workloads: a synchronous ``all_reduce`` of one float, and a DDP step of a
 small MLP (forward, ``backward()`` with the reducer's bucket all-reduce,
 ``optimizer.step()``). Three ways, CPU time per call or step
 (``time.process_time_ns``: every thread, the drain and gloo's included):
-``plain``, before the hooks exist; ``hooks idle``, the dispatcher kernel
-registered but no session (its flag check and the redispatch); ``recording``,
-a session with ``TorchAutoSteps=1`` (CPU sampling and perf off). The last two
-alternate in blocks; the medians and the ratios against ``plain`` are printed.
+``plain``, before the hooks exist; ``between runs``, after a
+``stop_profiling()`` (the dispatcher kernel registered, a fallthrough over
+it); ``recording``, a session with ``TorchAutoSteps=1`` (CPU sampling and
+perf off). The last two alternate in blocks; the medians and the ratios
+against ``plain`` are printed.
 A measurement, not a test (docs/BENCHMARKS.md section 26).
 """
 
@@ -86,7 +87,7 @@ def main() -> int:
     for name, r in results.items():
         plain, idle, rec = (statistics.median(r[k]) for k in ("plain", "idle", "rec"))
         print(
-            f"  {name:16s} plain {plain / 1e3:8.1f} us   hooks idle {idle / 1e3:8.1f} us"
+            f"  {name:16s} plain {plain / 1e3:8.1f} us   between runs {idle / 1e3:8.1f} us"
             f" ({idle / plain:.2f}x)   recording {rec / 1e3:8.1f} us"
             f" ({rec / plain:.2f}x, {(rec - plain) / 1e3:+.1f} us)"
         )

@@ -14,6 +14,7 @@ from typing import Any
 from smppy import _clock_alignment, _process_end, _smppy
 from smppy._foreign_profilers import foreign_profiler_warning
 from smppy._schedule import SCHEDULE_KEYS, ProfilerAction, Schedule
+from smppy.integrations import _torch_collectives
 
 
 def not_a_dict(value: object) -> TypeError:
@@ -131,6 +132,7 @@ class SMProfiler:
         self._step_handle = 0  # the open ProfilerStep#N / ProfilerWarmup#N annotation
         self._manual_steps = False
         self._auto_steps = False  # the PyTorch hooks act (TorchAutoSteps=1, armed)
+        self._collectives = False  # collectives are recorded (TorchAutoSteps=1 or TorchCollectives=1, armed)
         # Every key's effective value, as libsmprof resolves it, at the last start; None before.
         self._resolved: dict[str, str] | None = None
 
@@ -171,8 +173,10 @@ class SMProfiler:
             self._end_tail()
             self._armed = False
             self._auto_steps = False
+            self._collectives = False
             self._manual_steps = False
             self._action = ProfilerAction.NONE
+            _torch_collectives.quiesce()
             if _smppy.is_profiling():
                 self._align_clocks("stop")
             message = _smppy.stop(_no_gpu_wait_reason()) if (_smppy.is_profiling() or not was_armed) else None
@@ -246,7 +250,8 @@ class SMProfiler:
                 if open_first_step and (self._schedule.enabled or self._manual_steps):
                     self._begin_step()
                 self._auto_steps = self._resolved["TorchAutoSteps"].lower() in _TRUE
-                if self._auto_steps:
+                self._collectives = self._auto_steps or self._resolved["TorchCollectives"].lower() in _TRUE
+                if self._collectives:
                     message = message or self._enable_torch_hooks()
             if not self._exit_hook:
                 atexit.register(_stop_at_exit)
@@ -258,14 +263,16 @@ class SMProfiler:
             warnings.warn(f"start_profiling: {message}", RuntimeWarning, stacklevel=stacklevel)
 
     def _enable_torch_hooks(self) -> str | None:
-        """Install the automatic PyTorch hooks; a message if this torch lacks what they need."""
+        """Install the automatic PyTorch hooks (inert but for the collectives unless
+        TorchAutoSteps=1); a message if this torch lacks what they need."""
         from smppy.integrations import _torch_auto
 
         try:
             _torch_auto.enable(self, int(self._setting("TorchModuleDepth")))
+            _torch_collectives.resume()
         except Exception as e:  # an unexpected torch: the training goes on, without the hooks
-            self._auto_steps = False
-            return f"TorchAutoSteps: the PyTorch hooks could not be installed ({type(e).__name__}: {e})"
+            self._auto_steps = self._collectives = False
+            return f"{_TORCH_KEYS}: the PyTorch hooks could not be installed ({type(e).__name__}: {e})"
         return None
 
     def _auto_step(self) -> None:
@@ -358,6 +365,7 @@ TAIL_ANNOTATION = "AfterLastStep"
 
 # The spellings of true that libsmprof accepts for a boolean key (the others mean false).
 _TRUE = ("1", "true", "yes", "on")
+_TORCH_KEYS = "TorchAutoSteps/TorchCollectives"  # the keys that install the PyTorch hooks
 
 
 def _no_gpu_wait_reason() -> str:
@@ -384,6 +392,7 @@ def _stop_at_exit() -> None:
         profiler._end_tail()
         profiler._armed = False
         profiler._auto_steps = False
+        profiler._collectives = False
     _process_end.stop_at_interpreter_exit()
     if profiler._resolved is None:  # never started: no uploader either
         return

@@ -190,6 +190,7 @@ const std::vector<KeySpec>& Specs() {
          return role == "main" || role == "worker";
        }},
       {"TorchAutoSteps", "0", "1 or 0 (also true/false, yes/no, on/off)", RecordedBoolKey},
+      {"TorchCollectives", "1", "1 or 0 (also true/false, yes/no, on/off)", RecordedBoolKey},
       {"TorchModuleDepth", "0", "an integer from 0 (no module scopes) to 64", RecordedIntKey(0, 64)},
       {"ClockAlignTimeoutS", "10", "an integer from 0 (no clock alignment) to 3600 (seconds)", RecordedIntKey(0, 3600)},
   };

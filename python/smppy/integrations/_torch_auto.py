@@ -17,12 +17,16 @@ imported, or as soon as torch finishes importing:
   start and stop rounds of a session that began before the process group;
 - every collective and point-to-point call of a process group (the Python
   API, DDP's reducer, FSDP) is recorded with its group and sequence number
-  (``_torch_collectives``);
+  (``_torch_collectives``), under ``TorchAutoSteps=1`` or
+  ``TorchCollectives=1`` (the default: the API records them too);
 - with ``TorchModuleDepth`` = N > 0, the forward of modules nested at most N
   deep is annotated ``nn.Module: ClassName``.
 
-Every hook does nothing but a flag check unless the armed run has
-``TorchAutoSteps=1`` (``SMProfiler._auto_steps``).
+The hooks are installed when a run starts with either key on. Every hook
+does nothing but a flag check unless the armed run has ``TorchAutoSteps=1``
+(``SMProfiler._auto_steps``); the collectives' kernel, unless it records
+(``SMProfiler._collectives``), and between runs it is out of the dispatcher's
+path (``_torch_collectives.quiesce``).
 """
 
 from __future__ import annotations
@@ -88,9 +92,10 @@ class _TorchImportWatcher(importlib.abc.MetaPathFinder):
                 with _lock:
                     _install(profiler)
             except Exception as e:  # an unexpected torch: the training goes on, without the hooks
-                profiler._auto_steps = False
+                profiler._auto_steps = profiler._collectives = False
                 warnings.warn(
-                    f"TorchAutoSteps: the PyTorch hooks could not be installed ({type(e).__name__}: {e})",
+                    "TorchAutoSteps/TorchCollectives: the PyTorch hooks could not be installed "
+                    f"({type(e).__name__}: {e})",
                     RuntimeWarning,
                     stacklevel=2,
                 )

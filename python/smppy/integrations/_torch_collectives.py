@@ -1,4 +1,5 @@
-"""Collective calls of ``torch.distributed`` recorded (``TorchAutoSteps``; docs/PYTORCH.md "Collectives").
+"""Collective calls of ``torch.distributed`` recorded (``TorchCollectives``, ``TorchAutoSteps``;
+docs/PYTORCH.md "Collectives").
 
 Since PyTorch 2.0 every process-group operation goes through the dispatcher
 as a ``c10d`` op (``torch/csrc/distributed/c10d/Ops.cpp``): the Python API,
@@ -17,11 +18,19 @@ whether the caller asked for ``async_op``, and the call's start and end.
 What it does not see: tensors made under ``torch.inference_mode`` (they
 carry no Autograd key), and calls traced by ``torch.compile`` (fake tensors:
 not recorded).
+
+Between runs (``stop_profiling()`` to the next start) a fallthrough kernel
+is registered over each of ours (``quiesce``): the dispatcher skips the
+Autograd key again, and a collective costs what it did before smprof. A run's
+start takes the fallthroughs away (``resume``). Both change the dispatch
+table as the first registration does, from the thread that starts or stops
+the run, between a training's steps.
 """
 
 from __future__ import annotations
 
 import time
+import warnings
 from typing import Any
 
 from smppy import _smppy
@@ -95,7 +104,7 @@ def install(torch: Any, profiler: Any) -> None:
         def kernel(
             keyset: Any, *args: Any, _op: Any = op, _name: str = name, _shape: _OpShape = shape, **kwargs: Any
         ):
-            if not profiler._auto_steps or is_compiling():
+            if not profiler._collectives or is_compiling():
                 return _op.redispatch(keyset & after_autograd, *args, **kwargs)
             start = time.monotonic_ns()
             result = _op.redispatch(keyset & after_autograd, *args, **kwargs)
@@ -127,11 +136,38 @@ def install(torch: Any, profiler: Any) -> None:
                 pass
             return result
 
-        for key in ("AutogradCPU", "AutogradCUDA"):
+        for key in KEYS:
             library.impl(name, kernel, key, with_keyset=True)
+        _registered.append(name)
     # Kept alive for the process: the registrations last as long as the Library object.
-    global _library
-    _library = library
+    global _library, _torch
+    _library, _torch = library, torch
 
 
-_library: Any = None
+def quiesce() -> None:
+    """Puts a fallthrough over each of our kernels (a run ended): none of ours runs until ``resume``."""
+    global _quiet
+    if _library is None or _quiet is not None:
+        return
+    quiet = _torch.library.Library("c10d", "IMPL")
+    with warnings.catch_warnings():  # torch's "Overriding a previously registered kernel"
+        warnings.simplefilter("ignore")
+        for name in _registered:
+            for key in KEYS:
+                quiet.impl(name, _torch.library.fallthrough_kernel, key)
+    _quiet = quiet
+
+
+def resume() -> None:
+    """Takes the fallthroughs away (a run starts): our kernels are back in the dispatcher's path."""
+    global _quiet
+    if _quiet is not None:
+        _quiet._destroy()
+        _quiet = None
+
+
+KEYS = ("AutogradCPU", "AutogradCUDA")
+_library: Any = None  # our kernels, for the process
+_torch: Any = None
+_registered: list[str] = []  # the ops they are registered for
+_quiet: Any = None  # the fallthroughs over them between runs

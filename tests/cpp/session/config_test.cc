@@ -68,6 +68,7 @@ const std::map<std::string, std::string> kDefaults = {
     {"ScheduleRepeat", "0"},
     {"ProcessRole", "main"},
     {"TorchAutoSteps", "0"},
+    {"TorchCollectives", "1"},
     {"TorchModuleDepth", "0"},
     {"ClockAlignTimeoutS", "10"},
 };
@@ -79,7 +80,7 @@ TEST(Config, KeysAreTheDocumentedOnesInOrder) {
       "CudaSyncTimeoutMs", "CudaFlushPeriodMs", "Compression",        "RecordFile",          "FlushIntervalMs",
       "RotateIntervalS",   "UploadUri",         "UploadExitTimeoutS", "StopOnSigterm",       "ScheduleSkipFirst",
       "ScheduleWait",      "ScheduleWarmup",    "ScheduleActive",     "ScheduleRepeat",      "ProcessRole",
-      "TorchAutoSteps",    "TorchModuleDepth",  "ClockAlignTimeoutS"};
+      "TorchAutoSteps",    "TorchCollectives",  "TorchModuleDepth",   "ClockAlignTimeoutS"};
   EXPECT_EQ(ConfigKeys(), expected);
 }
 
@@ -135,6 +136,7 @@ TEST(Config, EnvironmentOverridesEveryDefault) {
                                                 {"SMP_SCHEDULE_REPEAT", "4"},
                                                 {"SMP_PROCESS_ROLE", "worker"},
                                                 {"SMP_TORCH_AUTO_STEPS", "1"},
+                                                {"SMP_TORCH_COLLECTIVES", "0"},
                                                 {"SMP_TORCH_MODULE_DEPTH", "2"},
                                                 {"SMP_CLOCK_ALIGN_TIMEOUT_S", "3"}});
   EXPECT_EQ(c.enable_cuda, Tristate::kOn);
@@ -159,6 +161,7 @@ TEST(Config, EnvironmentOverridesEveryDefault) {
   EXPECT_TRUE(c.worker_process);
   EXPECT_EQ(c.effective.at("ScheduleActive"), "3");
   EXPECT_EQ(c.effective.at("ClockAlignTimeoutS"), "3");
+  EXPECT_EQ(c.effective.at("TorchCollectives"), "0");
   EXPECT_EQ(c.explicit_keys.size(), kDefaults.size());
   EXPECT_EQ(c.effective.at("BucketCount"), "8");
 }

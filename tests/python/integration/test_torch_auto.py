@@ -84,3 +84,51 @@ def test_hooks_record_nothing_without_torch_auto_steps(trace_dir: Path) -> None:
     _train()
     profiler.stop_profiling()
     assert _names(trace_dir / "off") == []
+
+
+def _collective_calls(trace_dir: Path) -> list[str]:
+    from smppy.analysis.trace import events, open_trace
+
+    return [
+        e["op"] for file in sorted(trace_dir.glob("*.smprof")) for e in events(open_trace(str(file)))
+        if e["type"] == "collective"
+    ]  # fmt: skip
+
+
+def _autograd_cpu_kernel(op: str) -> str:
+    """The AutogradCPU line of the c10d op's dispatch table."""
+    dump = torch._C._dispatch_dump(f"c10d::{op}")
+    return next(line for line in dump.splitlines() if line.startswith("AutogradCPU"))
+
+
+def test_the_api_records_collectives_and_steps_aside_between_runs(trace_dir: Path) -> None:
+    """An SMP script's session (no TorchAutoSteps) records the collectives (TorchCollectives=1, the
+    default), annotates nothing itself, and between runs the dispatcher skips smprof's kernel
+    (a fallthrough over it) until a run records again; TorchCollectives=0 records none."""
+    import torch.distributed as dist
+
+    dist.init_process_group("gloo", store=dist.FileStore(str(trace_dir / "store"), 1), rank=0, world_size=1)
+    try:
+        x = torch.ones(4)
+        profiler = start_session(trace_dir / "api")
+        for _ in range(3):
+            dist.all_reduce(x)
+        dist.broadcast(x, src=0)
+        profiler.stop_profiling()
+        assert _collective_calls(trace_dir / "api") == ["allreduce_"] * 3 + ["broadcast_"]
+        assert _names(trace_dir / "api") == []
+        assert "fallthrough" in _autograd_cpu_kernel("allreduce_")
+
+        profiler = start_session(trace_dir / "off", TorchCollectives="0")
+        dist.all_reduce(x)
+        profiler.stop_profiling()
+        assert _collective_calls(trace_dir / "off") == []
+        assert "fallthrough" in _autograd_cpu_kernel("allreduce_")
+
+        profiler = start_session(trace_dir / "again")
+        assert "fallthrough" not in _autograd_cpu_kernel("allreduce_")
+        dist.all_reduce(x)
+        profiler.stop_profiling()
+        assert _collective_calls(trace_dir / "again") == ["allreduce_"]
+    finally:
+        dist.destroy_process_group()
