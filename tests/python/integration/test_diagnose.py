@@ -146,12 +146,17 @@ def test_no_straggler_under_balanced_ddp_without_annotations(tmp_path: Path) -> 
     assert stragglers.detect(summary) == []
 
 
-def test_fsdp_all_gathers_and_reduce_scatters_recorded_and_matched(tmp_path: Path) -> None:
-    summary = _train(tmp_path, "--fsdp", "--steps", "6", ranks=2)
+@pytest.mark.parametrize(("fsdp", "all_gather"), [("--fsdp", "_allgather_base_"), ("--fsdp1", "allgather_")])
+def test_fsdp_all_gathers_and_reduce_scatters_recorded_and_matched(
+    tmp_path: Path, fsdp: str, all_gather: str
+) -> None:
+    """FSDP2's fully_shard and FSDP1's FullyShardedDataParallel alike (FSDP1 all-gathers into a
+    list of tensors on gloo, which has no all-gather into one tensor)."""
+    summary = _train(tmp_path, fsdp, "--steps", "6", ranks=2)
     collectives = summary["collectives"]
     ops = {o["op"]: o for o in collectives["ops"]}
-    assert {"_allgather_base_", "_reduce_scatter_base_"} <= set(ops), sorted(ops)
-    for op in ("_allgather_base_", "_reduce_scatter_base_"):
+    assert {all_gather, "_reduce_scatter_base_"} <= set(ops), sorted(ops)
+    for op in (all_gather, "_reduce_scatter_base_"):
         assert ops[op]["group_size"] == 2 and ops[op]["instances_matched"] >= 6
         assert ops[op]["calls"] == 2 * ops[op]["instances_matched"]
         assert ops[op]["bytes"] > 0 and ops[op]["dtype"] == "float32"

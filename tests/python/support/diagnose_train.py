@@ -4,10 +4,11 @@ annotates steps (``ProfilerStep#N``) and ``InputWait``; the loop adds
 ``Forward`` and, under torchrun, an ``all_reduce`` of the gradients; with ``--ddp`` the model is
 DistributedDataParallel instead, whose reducer all-reduces inside ``loss.backward()``, annotated
 ``Backward`` as SMP users annotate it (no collective annotated); ``--fsdp`` shards it with FSDP2's
-``fully_shard`` instead; ``--bare`` leaves out the loop's own annotations (the collectives that
-``TorchAutoSteps`` records are all there is to see a straggler by).
+``fully_shard`` instead, ``--fsdp1`` with FSDP1's ``FullyShardedDataParallel``; ``--bare``
+leaves out the loop's own annotations (the collectives that ``TorchAutoSteps`` records are all
+there is to see a straggler by).
 
-    python diagnose_train.py OUT [--slow-data] [--slow-rank R] [--ddp | --fsdp] [--bare]
+    python diagnose_train.py OUT [--slow-data] [--slow-rank R] [--ddp | --fsdp | --fsdp1] [--bare]
                                 [--checkpoint-every N] [--threads T] [--one-core] [--step-sleep S]
 
 What it computes does not depend on the machine's speed: the heavy steps (``--threads`` above 1)
@@ -70,6 +71,7 @@ def main() -> None:
     parser.add_argument("--slow-rank", type=int, default=-1, help="this rank's Forward takes 40 ms longer")
     parser.add_argument("--ddp", action="store_true", help="DistributedDataParallel; Backward annotated")
     parser.add_argument("--fsdp", action="store_true", help="FSDP2 fully_shard; Backward annotated")
+    parser.add_argument("--fsdp1", action="store_true", help="FSDP1 FullyShardedDataParallel on the CPU")
     parser.add_argument("--bare", action="store_true", help="no annotations of the loop's own")
     parser.add_argument("--checkpoint-every", type=int, default=0, help="save a checkpoint every N steps")
     parser.add_argument("--threads", type=int, default=1, help="torch intra-op threads; more: heavy matmuls")
@@ -115,7 +117,11 @@ def main() -> None:
             if isinstance(layer, torch.nn.Linear):
                 fully_shard(layer)
         fully_shard(model)
-    wrapped = args.ddp or args.fsdp
+    if args.fsdp1:
+        from torch.distributed.fsdp import FullyShardedDataParallel
+
+        model = FullyShardedDataParallel(model, device_id=torch.device("cpu"), use_orig_params=True)
+    wrapped = args.ddp or args.fsdp or args.fsdp1
 
     def annotate(name: str) -> contextlib.AbstractContextManager[object]:
         return contextlib.nullcontext() if args.bare else smppy.annotate(name)
