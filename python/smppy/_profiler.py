@@ -177,6 +177,7 @@ class SMProfiler:
             self._manual_steps = False
             self._action = ProfilerAction.NONE
             _torch_collectives.quiesce()
+            _torch_collectives.flush()
             if _smppy.is_profiling():
                 self._align_clocks("stop")
             message = _smppy.stop(_no_gpu_wait_reason()) if (_smppy.is_profiling() or not was_armed) else None
@@ -299,6 +300,7 @@ class SMProfiler:
             previous is not ProfilerAction.NONE and self._action is ProfilerAction.NONE
         ):
             if _smppy.is_profiling():
+                _torch_collectives.flush()
                 self._align_clocks("stop")
                 _smppy.stop(_no_gpu_wait_reason())
             previous = ProfilerAction.NONE
@@ -393,6 +395,7 @@ def _stop_at_exit() -> None:
         profiler._armed = False
         profiler._auto_steps = False
         profiler._collectives = False
+    _torch_collectives.flush()
     _process_end.stop_at_interpreter_exit()
     if profiler._resolved is None:  # never started: no uploader either
         return

@@ -189,9 +189,9 @@ def record_clock_alignment(arg0: str, arg1: typing.SupportsInt | typing.Supports
     """
     Adds one clock-alignment round (samples: (t0, t1, t2, t3) monotonic ns) to the running session; returns None, or a message.
     """
-def record_collective(op: str, group: str, group_size: typing.SupportsInt | typing.SupportsIndex, group_rank: typing.SupportsInt | typing.SupportsIndex, sequence: typing.SupportsInt | typing.SupportsIndex, bytes: typing.SupportsInt | typing.SupportsIndex, dtype: str, async_op: bool, start_ns: typing.SupportsInt | typing.SupportsIndex, end_ns: typing.SupportsInt | typing.SupportsIndex) -> bool:
+def record_collective(op: str, group: str, group_size: typing.SupportsInt | typing.SupportsIndex, group_rank: typing.SupportsInt | typing.SupportsIndex, sequence: typing.SupportsInt | typing.SupportsIndex, bytes: typing.SupportsInt | typing.SupportsIndex, dtype: str, async_op: bool, start_ns: typing.SupportsInt | typing.SupportsIndex, end_ns: typing.SupportsInt | typing.SupportsIndex, wait_start_ns: typing.SupportsInt | typing.SupportsIndex = 0, wait_end_ns: typing.SupportsInt | typing.SupportsIndex = 0, tid: typing.SupportsInt | typing.SupportsIndex = 0) -> bool:
     """
-    Records one collective call of the calling thread (start_ns, end_ns: time.monotonic_ns() around the call) into the running session (trace.proto Collectives); False when none is recording.
+    Records one collective call (start_ns, end_ns: time.monotonic_ns() around the call; wait_start_ns, wait_end_ns: around its Work.wait(), 0 if none; tid: the calling thread's native id, 0 for this thread) into the running session (trace.proto Collectives); False when none is recording.
     """
 def resolve_config(arg0: collections.abc.Mapping[str, str]) -> dict:
     """

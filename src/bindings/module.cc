@@ -127,11 +127,14 @@ PYBIND11_MODULE(_smppy, m) {
   m.def(
       "record_collective",
       [](std::string op, std::string group, std::uint32_t group_size, std::uint32_t group_rank, std::uint64_t sequence,
-         std::uint64_t bytes, std::string dtype, bool async_op, std::int64_t start_ns, std::int64_t end_ns) {
+         std::uint64_t bytes, std::string dtype, bool async_op, std::int64_t start_ns, std::int64_t end_ns,
+         std::int64_t wait_start_ns, std::int64_t wait_end_ns, std::uint32_t tid) {
         smprof::internal::CollectiveRecord r;
         r.start_ns = start_ns;
         r.call_dur_ns = end_ns - start_ns;
-        r.tid = static_cast<std::uint32_t>(syscall(SYS_gettid));
+        r.tid = tid != 0 ? tid : static_cast<std::uint32_t>(syscall(SYS_gettid));
+        r.wait_start_ns = wait_start_ns;
+        r.wait_dur_ns = wait_end_ns - wait_start_ns;
         r.op = std::move(op);
         r.group = std::move(group);
         r.group_size = group_size;
@@ -144,7 +147,9 @@ PYBIND11_MODULE(_smppy, m) {
       },
       py::arg("op"), py::arg("group"), py::arg("group_size"), py::arg("group_rank"), py::arg("sequence"),
       py::arg("bytes"), py::arg("dtype"), py::arg("async_op"), py::arg("start_ns"), py::arg("end_ns"),
-      "Records one collective call of the calling thread (start_ns, end_ns: time.monotonic_ns() around the call) "
+      py::arg("wait_start_ns") = 0, py::arg("wait_end_ns") = 0, py::arg("tid") = 0,
+      "Records one collective call (start_ns, end_ns: time.monotonic_ns() around the call; wait_start_ns, "
+      "wait_end_ns: around its Work.wait(), 0 if none; tid: the calling thread's native id, 0 for this thread) "
       "into the running session (trace.proto Collectives); False when none is recording.");
   m.def("clock_offset_ns", &smprof::ClockOffsetNs, "CLOCK_REALTIME - CLOCK_MONOTONIC as the trace's anchors read it.");
   m.def("last_session_stats", [] {

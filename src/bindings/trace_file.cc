@@ -166,7 +166,7 @@ py::dict CollectivesDict(const smprof::trace::Frame& frame) {
   }
   const std::size_t n = rows.size();
   py::list start(n), call_dur(n), op(n), group(n), group_size(n), group_rank(n), sequence(n), bytes(n), dtype(n),
-      async_op(n), tid(n);
+      async_op(n), tid(n), wait_start(n), wait_dur(n);
   for (std::size_t i = 0; i < n; ++i) {
     const auto& r = rows[i];
     start[i] = py::int_(r.start_ns);
@@ -180,6 +180,8 @@ py::dict CollectivesDict(const smprof::trace::Frame& frame) {
     dtype[i] = Text(r.dtype);
     async_op[i] = py::bool_(r.async_op);
     tid[i] = py::int_(r.tid);
+    wait_start[i] = py::int_(r.wait_offset_ns != 0 ? r.start_ns + r.wait_offset_ns : 0);
+    wait_dur[i] = py::int_(r.wait_dur_ns);
   }
   py::dict out;
   out["start_ns"] = start;
@@ -193,6 +195,8 @@ py::dict CollectivesDict(const smprof::trace::Frame& frame) {
   out["dtype"] = dtype;
   out["async_op"] = async_op;
   out["tid"] = tid;
+  out["wait_start_ns"] = wait_start;  // 0: no Work.wait() recorded
+  out["wait_dur_ns"] = wait_dur;
   return out;
 }
 

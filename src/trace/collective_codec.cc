@@ -5,11 +5,19 @@
 
 namespace smprof::internal {
 
+namespace {
+
+// Whether the record has its Work.wait() (0: none; a wait starts after its call).
+bool Waited(const CollectiveRecord& r) { return r.wait_start_ns != 0 && r.wait_start_ns > r.start_ns; }
+
+}  // namespace
+
 void EncodeCollectives(std::vector<CollectiveRecord> records, FrameTables* tables, trace::Frame* frame) {
   if (records.empty()) return;
   std::stable_sort(records.begin(), records.end(),
                    [](const CollectiveRecord& a, const CollectiveRecord& b) { return a.start_ns < b.start_ns; });
   trace::Collectives* c = frame->mutable_collectives();
+  const bool waits = std::any_of(records.begin(), records.end(), Waited);
   std::int64_t previous = records.front().start_ns;
   c->set_base_ns(previous);
   for (const CollectiveRecord& r : records) {
@@ -25,6 +33,11 @@ void EncodeCollectives(std::vector<CollectiveRecord> records, FrameTables* table
     c->add_dtype_index(tables->Text(r.dtype));
     c->add_async_op(r.async_op);
     c->add_thread_index(tables->Thread(r.tid));
+    if (waits) {
+      const bool waited = Waited(r);
+      c->add_wait_offset_ns(waited ? static_cast<std::uint64_t>(r.wait_start_ns - r.start_ns) : 0);
+      c->add_wait_dur_ns(waited ? static_cast<std::uint64_t>(std::max<std::int64_t>(r.wait_dur_ns, 0)) : 0);
+    }
   }
 }
 
@@ -44,6 +57,8 @@ Status Decode(const trace::Collectives& c, std::uint64_t sequence, std::size_t s
         c.sequence_size(), c.bytes_size(), c.dtype_index_size(), c.async_op_size(), c.thread_index_size()}) {
     if (size != n) return bad("columns of different lengths");
   }
+  const bool waits = c.wait_offset_ns_size() != 0 || c.wait_dur_ns_size() != 0;
+  if (waits && (c.wait_offset_ns_size() != n || c.wait_dur_ns_size() != n)) return bad("columns of different lengths");
   rows->reserve(rows->size() + static_cast<std::size_t>(n));
   std::int64_t start = c.base_ns();
   for (int i = 0; i < n; ++i) {
@@ -64,6 +79,10 @@ Status Decode(const trace::Collectives& c, std::uint64_t sequence, std::size_t s
     row.dtype = string(c.dtype_index(i));
     row.async_op = c.async_op(i);
     row.tid = tid(c.thread_index(i));
+    if (waits) {
+      row.wait_offset_ns = static_cast<std::int64_t>(c.wait_offset_ns(i));
+      row.wait_dur_ns = static_cast<std::int64_t>(c.wait_dur_ns(i));
+    }
   }
   return Status::Ok();
 }

@@ -31,6 +31,8 @@ struct CollectiveRow {
   std::string_view dtype;
   bool async_op = false;
   std::uint32_t tid = 0;
+  std::int64_t wait_offset_ns = 0;  // its Work.wait() from the call's start; 0: none recorded
+  std::int64_t wait_dur_ns = 0;
 };
 
 // Decodes a frame's collectives; fails (naming the column) if the table is

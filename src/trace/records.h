@@ -62,6 +62,8 @@ struct CollectiveRecord {
   std::uint64_t bytes = 0;
   std::string dtype;
   bool async_op = false;
+  std::int64_t wait_start_ns = 0;  // its Work.wait() (CLOCK_MONOTONIC); 0: none recorded
+  std::int64_t wait_dur_ns = 0;
 };
 
 // Kernels, copies, sets and synchronizations; fields that do not apply to

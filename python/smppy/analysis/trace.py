@@ -96,6 +96,7 @@ def _frame_collectives(frame: dict[str, Any], where: dict[str, Any]) -> Iterator
     c = frame["collectives"]
     threads = frame["threads"]
     keys = ("op", "group", "group_size", "group_rank", "sequence", "bytes", "dtype", "async_op", "tid")
+    keys += ("wait_start_ns", "wait_dur_ns")
     for start, dur, *values in zip(c["start_ns"], c["call_dur_ns"], *(c[k] for k in keys)):
         row = dict(zip(keys, values))
         yield {

@@ -41,7 +41,7 @@ def _print_collectives(c: dict[str, Any], top: int) -> None:
     )
     gpu = c.get("kernels_linked", 0) > 0  # NCCL kernels linked to the calls
     table(
-        ["op", "group", "ranks", "calls", "bytes", "call time", "wait", "skew p50", "skew max"]
+        ["op", "group", "ranks", "calls", "bytes", "call time", "Work.wait", "wait", "skew p50", "skew max"]
         + (["GPU time", "GPU wait"] if gpu else []),
         [
             [
@@ -51,6 +51,7 @@ def _print_collectives(c: dict[str, Any], top: int) -> None:
                 o["calls"],
                 _bytes(o["bytes"]),
                 ms(o["call_ns"]),
+                ms(o["work_wait_ns"]),
                 ms(o["wait_ns"]),
                 ms(o["skew"]["p50_ns"]),
                 ms(o["skew"]["max_ns"]),
@@ -59,13 +60,17 @@ def _print_collectives(c: dict[str, Any], top: int) -> None:
             for o in c["ops"][:top]
         ],
     )
-    print("  per rank (wait: from its arrival to the last rank's, over the matched instances):")
+    print(
+        "  per rank (Work.wait: blocked in the calls' Work.wait(); wait: from its arrival to the last "
+        "rank's, over the matched instances):"
+    )
     table(
-        ["process", "calls", "wait", "arrived last", "late by (mean)"],
+        ["process", "calls", "Work.wait", "wait", "arrived last", "late by (mean)"],
         [
             [
                 f"{r['host']} rank {r['rank']} pid {r['pid']}",
                 r["calls"],
+                ms(r["work_wait_ns"]),
                 ms(r["wait_ns"]),
                 f"{r['last_arrivals']} of {r['instances_matched']}",
                 ms(r["late_by_ns"] / r["last_arrivals"]) if r["last_arrivals"] else "-",

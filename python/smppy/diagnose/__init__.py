@@ -17,6 +17,7 @@ _DETECTOR_MODULES: tuple[str, ...] = (
     "input_pipeline",
     "stragglers",
     "collective_imbalance",
+    "host_communication",
     "step_outliers",
     "cpu_saturation",
     "gpu_idle",

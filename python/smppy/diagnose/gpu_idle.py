@@ -2,7 +2,7 @@
 cause that costs at least MIN_SHARE of the GPUs' step time, with per-GPU evidence.
 
 Communication (NCCL running, no compute) is reported by gpu_kernels'
-``communication_not_overlapped``, not here, so its time is not counted twice.
+``exposed_communication``, not here, so its time is not counted twice.
 """
 
 from __future__ import annotations

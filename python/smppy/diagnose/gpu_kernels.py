@@ -177,6 +177,7 @@ def _not_overlapped(
                 "(gpu.overlap): the time overlapping it with compute would save at most."
             ),
             evidence={
+                **({"side": "gpu"} if what == "communication" else {}),
                 f"{what}_ns": total_ns,
                 f"{what}_exposed_ns": exposed_ns,
                 "exposed_share": exposed_share,
@@ -220,7 +221,7 @@ def detect(summary: dict[str, Any]) -> list[Finding]:
             steps,
             step_time_ns,
             "communication",
-            "communication_not_overlapped",
+            "exposed_communication",
             "Overlap gradient communication with the backward pass: use DistributedDataParallel (or FSDP "
             "with backward_prefetch) instead of all-reducing after backward, and tune bucket_cap_mb so "
             "buckets start early.",

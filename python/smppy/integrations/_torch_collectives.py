@@ -13,7 +13,11 @@ displaced and the call runs exactly as before.
 Each call is one row (``_smppy.record_collective``): op, process group (name,
 size, this rank's index), the group's sequence number after the call (the
 same on every rank for the same instance), bytes and dtype of the input,
-whether the caller asked for ``async_op``, and the call's start and end.
+whether the caller asked for ``async_op``, the call's start and end, and the
+caller's ``Work.wait()`` on its result where Python calls it (``_Pending``):
+the synchronous Python API's own wait, FSDP's, a script's. A call whose Work
+Python never waits for (DDP's reducer waits in C++) is recorded once its Work
+has completed, or at the run's end.
 
 What it does not see: tensors made under ``torch.inference_mode`` (they
 carry no Autograd key), and calls traced by ``torch.compile`` (fake tensors:
@@ -29,6 +33,7 @@ the run, between a training's steps.
 
 from __future__ import annotations
 
+import threading
 import time
 import warnings
 from typing import Any
@@ -78,6 +83,89 @@ class _OpShape:
         self.async_op = names.index("async_op") if "async_op" in names else -1
 
 
+class _Pending:
+    """Calls whose Work was returned, until Python waits for it (recorded with the wait), it
+    completes or the run ends (recorded without one). Each holds its Work's Python object, so that
+    the object the caller gets is the same one (pybind11 finds it registered), whose ``wait`` the
+    patched ``Work.wait`` looks up; at most ``LIMIT``, so a Work nobody waits for is held only until
+    it completes or ``LIMIT`` newer calls."""
+
+    LIMIT = 64
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        # id(work) -> (work, the row's fields up to its end, the calling thread's native id)
+        self._calls: dict[int, tuple[Any, tuple[Any, ...], int]] = {}
+
+    def add(self, work: Any, row: tuple[Any, ...], tid: int) -> None:
+        done = []
+        with self._lock:
+            while self._calls:  # the oldest that completed, or past the limit, are recorded now
+                key = next(iter(self._calls))
+                oldest = self._calls.get(key)
+                if oldest is not None and len(self._calls) < self.LIMIT and not oldest[0].is_completed():
+                    break
+                if self._calls.pop(key, None) is not None:  # not taken by a wait meanwhile
+                    done.append(oldest)
+            self._calls[id(work)] = (work, row, tid)
+        for _, fields, caller in done:
+            _record(fields, 0, 0, caller)
+
+    def take(self, work: Any) -> tuple[tuple[Any, ...], int] | None:
+        """The row and thread of the call ``work`` came from, if it waits to be recorded."""
+        entry = self._calls.pop(id(work), None)  # atomic: no lock on the wait's path
+        return (entry[1], entry[2]) if entry is not None else None
+
+    def flush(self) -> None:
+        """Records every call still pending, without a wait (the run ends)."""
+        with self._lock:
+            entries = list(self._calls.values())
+            self._calls.clear()
+        for _, fields, caller in entries:
+            _record(fields, 0, 0, caller)
+
+
+def _record(row: tuple[Any, ...], wait_start_ns: int, wait_end_ns: int, tid: int) -> None:
+    _smppy.record_collective(*row, wait_start_ns, wait_end_ns, tid)
+
+
+_pending = _Pending()
+
+
+def flush() -> None:
+    """Records the calls still waiting for their Work (before a session stops)."""
+    _pending.flush()
+
+
+def _work_of(result: Any, unbox: Any, script_object: type) -> Any:
+    """The Work among an op's results (its last one, or the result itself), or None."""
+    last = result[-1] if isinstance(result, tuple) and result else result
+    if type(last) is not script_object:
+        return None
+    try:
+        return unbox(last)
+    except Exception:  # not a Work
+        return None
+
+
+def _patch_wait(work_type: Any) -> None:
+    """``Work.wait`` timed for the calls in ``_pending``: one dict lookup for any other Work."""
+    original = work_type.wait
+
+    def wait(self: Any, *args: Any, **kwargs: Any) -> Any:
+        call = _pending.take(self)
+        if call is None:
+            return original(self, *args, **kwargs)
+        start = time.monotonic_ns()
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            _record(call[0], start, time.monotonic_ns(), call[1])
+
+    wait.__doc__ = original.__doc__
+    work_type.wait = wait
+
+
 def _tensors(value: Any) -> list[Any]:
     if isinstance(value, (list, tuple)):
         return [t for v in value for t in _tensors(v)]
@@ -91,9 +179,12 @@ def install(torch: Any, profiler: Any) -> None:
     library = torch.library.Library("c10d", "IMPL")
     after_autograd = torch._C._after_autograd_keyset
     unbox = torch._C._distributed_c10d.ProcessGroup.unbox
+    work_type = torch._C._distributed_c10d.Work
+    unbox_work = work_type.unbox
+    script_object = torch.ScriptObject
     is_compiling = torch.compiler.is_compiling
     tensor_type = torch.Tensor
-    record = _smppy.record_collective
+    native_id = threading.get_native_id
     for name in OPS:
         packet = getattr(torch.ops.c10d, name, None)
         if packet is None:
@@ -106,6 +197,7 @@ def install(torch: Any, profiler: Any) -> None:
         ):
             if not profiler._collectives or is_compiling():
                 return _op.redispatch(keyset & after_autograd, *args, **kwargs)
+            tid = native_id()
             start = time.monotonic_ns()
             result = _op.redispatch(keyset & after_autograd, *args, **kwargs)
             end = time.monotonic_ns()
@@ -120,7 +212,7 @@ def install(torch: Any, profiler: Any) -> None:
                         async_op = bool(args[_shape.async_op])
                     elif "async_op" in kwargs:
                         async_op = bool(kwargs["async_op"])
-                    record(
+                    row = (
                         _name,
                         group.group_name,
                         group.size(),
@@ -132,6 +224,11 @@ def install(torch: Any, profiler: Any) -> None:
                         start,
                         end,
                     )
+                    work = _work_of(result, unbox_work, script_object)
+                    if work is None:
+                        _record(row, 0, 0, tid)
+                    else:  # recorded at its wait, its completion or the run's end
+                        _pending.add(work, row, tid)
             except Exception:  # a group or tensor this torch shapes differently: the call is not recorded
                 pass
             return result
@@ -140,6 +237,7 @@ def install(torch: Any, profiler: Any) -> None:
             library.impl(name, kernel, key, with_keyset=True)
         _registered.append(name)
     # Kept alive for the process: the registrations last as long as the Library object.
+    _patch_wait(work_type)
     global _library, _torch
     _library, _torch = library, torch
 

@@ -48,6 +48,11 @@ bool CollectiveMetrics::AddFrame(const TraceFileEntry& file, const internal::Fra
     ++totals.calls;
     totals.bytes += r.bytes;
     totals.call_ns += r.call_dur_ns;
+    if (r.wait_offset_ns != 0) {
+      ++totals.waits;
+      totals.work_wait_ns += r.wait_dur_ns;
+      stream_->work_wait_ns += r.wait_dur_ns;
+    }
     Call call{r.tid, r.start_ns, r.start_ns + r.call_dur_ns, &totals, nullptr, 0};
     if (IsPointToPoint(r.op)) {
       ++point_to_point_calls_;
@@ -214,6 +219,8 @@ void CollectiveMetrics::Write(JsonWriter& out) const {
         .Field("calls", totals->calls)
         .Field("bytes", totals->bytes)
         .Field("call_ns", totals->call_ns)
+        .Field("waits", totals->waits)
+        .Field("work_wait_ns", totals->work_wait_ns)
         .Field("instances_matched", w.matched)
         .Field("wait_ns", w.wait_ns)
         .Field("kernels", totals->kernels)
@@ -249,6 +256,7 @@ void CollectiveMetrics::Write(JsonWriter& out) const {
         .Field("rank", s.rank)
         .Field("pid", s.pid)
         .Field("calls", calls)
+        .Field("work_wait_ns", s.work_wait_ns)
         .Field("instances_matched", w.matched)
         .Field("wait_ns", w.wait_ns)
         .Field("last_arrivals", w.last_arrivals)
@@ -304,6 +312,7 @@ void CollectiveMetrics::Save(PartialEncoder& out) const {
     out.Int(s->pid);
     out.Uint(s->kernels);
     out.Int(s->device_ns);
+    out.Int(s->work_wait_ns);
     out.Uint(s->calls.size());
     for (const auto& [key, n] : s->calls) {
       out.String(key.first);
@@ -340,6 +349,8 @@ void CollectiveMetrics::Save(PartialEncoder& out) const {
     out.Int(t.call_ns);
     out.Uint(t.kernels);
     out.Int(t.device_ns);
+    out.Uint(t.waits);
+    out.Int(t.work_wait_ns);
   }
   out.Uint(calls_);
   out.Uint(point_to_point_calls_);
@@ -358,6 +369,7 @@ void CollectiveMetrics::MergeFrom(PartialDecoder& in) {
     s->pid = in.Int();
     s->kernels = in.Uint();
     s->device_ns = in.Int();
+    s->work_wait_ns = in.Int();
     for (std::size_t m = in.Count(); m > 0; --m) {
       OpKey key;
       key.first = in.String();
@@ -422,6 +434,8 @@ void CollectiveMetrics::MergeFrom(PartialDecoder& in) {
     t.call_ns += in.Int();
     t.kernels += in.Uint();
     t.device_ns += in.Int();
+    t.waits += in.Uint();
+    t.work_wait_ns += in.Int();
   }
   calls_ += in.Uint();
   point_to_point_calls_ += in.Uint();

@@ -59,6 +59,7 @@ class CollectiveMetrics {
     std::map<OpKey, std::uint64_t> calls;  // per op and group
     std::uint64_t kernels = 0;             // NCCL kernels linked to its calls
     std::int64_t device_ns = 0;            // their time
+    std::int64_t work_wait_ns = 0;         // in its calls' Work.wait()
     std::uint64_t frame_dropped = 0;       // the frames' running total (the newest)
     std::uint64_t footer_dropped = 0;      // the footers' sum
   };
@@ -86,6 +87,8 @@ class CollectiveMetrics {
     std::int64_t call_ns = 0;
     std::uint64_t kernels = 0;
     std::int64_t device_ns = 0;
+    std::uint64_t waits = 0;  // calls whose Work.wait() was recorded
+    std::int64_t work_wait_ns = 0;
   };
   // A call of the current stream, until its NCCL launches are linked at EndStream.
   struct Call {

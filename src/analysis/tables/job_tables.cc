@@ -107,7 +107,9 @@ class TableBuilder : public FrameVisitor {
                                                {"tid", Type::kInt},
                                                {"start_wall_ns", Type::kInt},
                                                {"end_wall_ns", Type::kInt},
-                                               {"dur_ns", Type::kInt}});
+                                               {"dur_ns", Type::kInt},
+                                               {"wait_start_wall_ns", Type::kInt},
+                                               {"wait_dur_ns", Type::kInt}});
     for (auto it = tables_.begin(); it != tables_.end();) {
       it = wanted.empty() || wanted.count(it->first) ? std::next(it) : tables_.erase(it);
     }
@@ -170,7 +172,9 @@ class TableBuilder : public FrameVisitor {
               .Int(row.tid)
               .Int(row.start_ns + offset)
               .Int(row.start_ns + row.call_dur_ns + offset)
-              .Int(row.call_dur_ns);
+              .Int(row.call_dur_ns)
+              .Int(row.wait_offset_ns != 0 ? row.start_ns + row.wait_offset_ns + offset : 0)
+              .Int(row.wait_dur_ns);
         }
       }
     }

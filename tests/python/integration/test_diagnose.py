@@ -16,7 +16,15 @@ from machine import online_cpus, perf_events_permitted, usable_cpus
 from smppy import analysis
 from smppy.analysis.trace import find_trace_files, iter_events
 from smppy.analysis.trace_info import read_info
-from smppy.diagnose import Finding, cpu_saturation, diagnose, input_pipeline, step_outliers, stragglers
+from smppy.diagnose import (
+    Finding,
+    cpu_saturation,
+    diagnose,
+    host_communication,
+    input_pipeline,
+    step_outliers,
+    stragglers,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.torch]
 
@@ -163,6 +171,24 @@ def test_fsdp_all_gathers_and_reduce_scatters_recorded_and_matched(
         assert [r["calls"] for r in ops[op]["calls_per_rank"]] == [ops[op]["instances_matched"]] * 2
     assert collectives["instances_matched"] == collectives["instances"]
     assert collectives["dropped"] == 0 and collectives["instances_bytes_differ"] == 0
+
+
+def test_exposed_communication_from_the_hosts_work_waits(tmp_path: Path) -> None:
+    """Each step all-reduces 16 MB of metrics synchronously under DDP: the Python API's own
+    Work.wait() on each call is recorded, and the transfer the hosts sit through is exposed
+    communication (DDP's own bucket all-reduces are never waited for in Python)."""
+    summary = _train(tmp_path, "--ddp", "--bare", "--metrics-mb", "16", ranks=2)
+    collectives = summary["collectives"]
+    ops = {o["op"]: o for o in collectives["ops"]}
+    assert ops["allreduce_"]["waits"] > 0 and all(r["work_wait_ns"] > 0 for r in collectives["ranks"])
+    table = analysis.load(tmp_path).collectives
+    waited = table[table["wait_dur_ns"] > 0]
+    assert len(waited) == ops["allreduce_"]["waits"]
+    assert (waited["bytes"] == 16 << 20).all()  # the metrics' calls, not DDP's buckets
+    assert (waited["wait_start_wall_ns"] >= waited["end_wall_ns"]).all()
+    finding = _only(host_communication.detect(summary), "exposed_communication")
+    assert finding.evidence["side"] == "host" and finding.evidence["ops"][0]["op"] == "allreduce_"
+    assert finding.cost_total_ns > 0 and {r["rank"] for r in finding.evidence["ranks"]} == {0, 1}
 
 
 def test_no_straggler_under_balanced_ddp(tmp_path: Path) -> None:

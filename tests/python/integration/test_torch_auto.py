@@ -132,3 +132,35 @@ def test_the_api_records_collectives_and_steps_aside_between_runs(trace_dir: Pat
         assert _collective_calls(trace_dir / "again") == ["allreduce_"]
     finally:
         dist.destroy_process_group()
+
+
+def test_each_calls_work_wait_is_recorded_with_it(trace_dir: Path) -> None:
+    """An async all-reduce waited for 50 ms later, a synchronous one (the Python API waits inside
+    it), and one whose Work nobody waits for (recorded at the stop, without a wait)."""
+    import time
+
+    import torch.distributed as dist
+    from smppy.analysis.trace import events, open_trace
+
+    dist.init_process_group("gloo", store=dist.FileStore(str(trace_dir / "store"), 1), rank=0, world_size=1)
+    try:
+        x = torch.ones(1 << 16)
+        profiler = start_session(trace_dir / "t")
+        work = dist.all_reduce(x, async_op=True)
+        time.sleep(0.05)
+        work.wait()
+        dist.all_reduce(x)
+        unwaited = dist.all_reduce(x, async_op=True)
+        profiler.stop_profiling()
+        del unwaited
+    finally:
+        dist.destroy_process_group()
+    (file,) = (trace_dir / "t").glob("*.smprof")
+    rows = sorted(
+        (e for e in events(open_trace(str(file))) if e["type"] == "collective"), key=lambda e: e["ts_ns"]
+    )
+    assert [r["op"] for r in rows] == ["allreduce_"] * 3
+    waited, synchronous, never = rows
+    assert waited["wait_start_ns"] - waited["ts_ns"] >= 50_000_000 and waited["wait_dur_ns"] > 0
+    assert synchronous["wait_start_ns"] >= synchronous["ts_ns"] + synchronous["dur_ns"]
+    assert (never["wait_start_ns"], never["wait_dur_ns"]) == (0, 0)

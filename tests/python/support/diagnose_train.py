@@ -10,6 +10,7 @@ there is to see a straggler by).
 
     python diagnose_train.py OUT [--slow-data] [--slow-rank R] [--ddp | --fsdp | --fsdp1] [--bare]
                                 [--checkpoint-every N] [--threads T] [--one-core] [--step-sleep S]
+                                [--metrics-mb M]
 
 What it computes does not depend on the machine's speed: the heavy steps (``--threads`` above 1)
 compute for a fixed CPU time per usable core, not a fixed number of products, so every step fills
@@ -74,6 +75,9 @@ def main() -> None:
     parser.add_argument("--fsdp1", action="store_true", help="FSDP1 FullyShardedDataParallel on the CPU")
     parser.add_argument("--bare", action="store_true", help="no annotations of the loop's own")
     parser.add_argument("--checkpoint-every", type=int, default=0, help="save a checkpoint every N steps")
+    parser.add_argument(
+        "--metrics-mb", type=int, default=0, help="all-reduce M MB of metrics each step, synchronously"
+    )
     parser.add_argument("--threads", type=int, default=1, help="torch intra-op threads; more: heavy matmuls")
     parser.add_argument("--one-core", action="store_true", help="pinned to one core (a narrow cpuset)")
     parser.add_argument(
@@ -133,6 +137,7 @@ def main() -> None:
     # detector's threshold on any CPU, where large products make it a matter of the CPU's speed).
     size = 64 if args.threads > cores else 768
     weights = torch.randn(size, size)
+    metrics = torch.ones(args.metrics_mb << 18)  # float32: M MB
 
     profiler.start_profiling()
     for step, (x, y) in enumerate(loader):
@@ -158,6 +163,8 @@ def main() -> None:
                 for p in model.parameters():
                     dist.all_reduce(p.grad)
         opt.step()
+        if args.metrics_mb:
+            dist.all_reduce(metrics)  # the host waits for the transfer, overlapping nothing
         if args.checkpoint_every and step % args.checkpoint_every == args.checkpoint_every - 1:
             with annotate("checkpoint"):
                 torch.save(model.state_dict(), Path(args.out) / f"ckpt_rank{rank}.pt")

@@ -285,7 +285,7 @@ def test_communication_that_no_kernel_overlaps(tmp_path: Path) -> None:
     assert overlap["communication_exposed_ns"] == STEPS * 37 * MS // 10
     assert summary["gpu"]["idle"]["communication_ns"] == STEPS * 37 * MS // 10
     # Reported once, by gpu_kernels; the rest of the step (0.3 ms) is idle but below the threshold.
-    assert finding_ids(summary) == {"communication_not_overlapped"}
+    assert finding_ids(summary) == {"exposed_communication"}
 
 
 def test_fp32_kernels_on_tensor_core_gpus(tmp_path: Path) -> None:

@@ -487,10 +487,11 @@
       yaxis: { title: { text: "wait for the last rank (ms)" } },
       yaxis2: { title: { text: "arrived last" }, overlaying: "y", side: "right", rangemode: "tozero" },
     });
-    append(body, table(["op", "group", "ranks", "calls", "bytes", "call time", "wait", "skew p50", "skew max"]
+    append(body, table(["op", "group", "ranks", "calls", "bytes", "call time", "Work.wait", "wait", "skew p50",
+      "skew max"]
       .concat(gpu ? ["GPU time", "GPU wait", "GPU skew p50"] : []),
       c.ops.slice(0, TOP_N).map((o) => [o.op, o.group, o.group_size, o.calls, bytes(o.bytes), duration(o.call_ns),
-        duration(o.wait_ns), duration(o.skew.p50_ns), duration(o.skew.max_ns)]
+        duration(o.work_wait_ns), duration(o.wait_ns), duration(o.skew.p50_ns), duration(o.skew.max_ns)]
         .concat(gpu ? [duration(o.device_ns), duration(o.device_wait_ns), duration(o.device_skew.p50_ns)] : []))));
   }
 

@@ -2,7 +2,8 @@
 // back from the frame exactly (through protobuf and through FrameRows), a
 // malformed table is refused by name; instances are matched by (group,
 // sequence) across ranks on each file's wall clock, each rank's wait and last
-// arrivals follow, an instance a rank is missing from stays unmatched,
+// arrivals follow, a call's Work.wait() is summed per op and rank, an
+// instance a rank is missing from stays unmatched,
 // point-to-point calls are counted but never matched, bytes that differ are
 // listed; NCCL kernels link to the call of their launching thread that
 // contains their launch, and instances whose every rank has one are matched
@@ -49,8 +50,14 @@ trace::Frame Encode(std::vector<CollectiveRecord> records) {
   return frame;
 }
 
+CollectiveRecord Waited(CollectiveRecord r, std::int64_t wait_start, std::int64_t wait_dur) {
+  r.wait_start_ns = wait_start;
+  r.wait_dur_ns = wait_dur;
+  return r;
+}
+
 TEST(CollectiveCodec, RowsComeBackInStartOrderThroughProtobufAndFrameRows) {
-  trace::Frame frame = Encode({Call(300, "allreduce_", 2, 0, 8), Call(100, "broadcast_", 1, 0, 16)});
+  trace::Frame frame = Encode({Waited(Call(300, "allreduce_", 2, 0, 8), 400, 25), Call(100, "broadcast_", 1, 0, 16)});
   trace::Frame parsed;
   ASSERT_TRUE(parsed.ParseFromString(frame.SerializeAsString()));
   std::vector<CollectiveRow> rows;
@@ -68,6 +75,9 @@ TEST(CollectiveCodec, RowsComeBackInStartOrderThroughProtobufAndFrameRows) {
   EXPECT_TRUE(rows[1].async_op);
   EXPECT_EQ(rows[1].tid, 7u);
   EXPECT_EQ(rows[1].call_dur_ns, 50);
+  EXPECT_EQ(rows[1].wait_offset_ns, 100);  // its Work.wait() at 400, 100 ns after the call's start
+  EXPECT_EQ(rows[1].wait_dur_ns, 25);
+  EXPECT_EQ(rows[0].wait_offset_ns, 0);  // none recorded
 
   const std::string bytes = frame.SerializeAsString();
   internal::FrameRows frame_rows;
@@ -77,6 +87,10 @@ TEST(CollectiveCodec, RowsComeBackInStartOrderThroughProtobufAndFrameRows) {
   ASSERT_EQ(from_rows.size(), 2u);
   EXPECT_EQ(from_rows[1].op, "allreduce_");
   EXPECT_EQ(from_rows[1].tid, 7u);
+  EXPECT_EQ(from_rows[1].wait_dur_ns, 25);
+
+  // A frame without any wait has no wait columns.
+  EXPECT_EQ(Encode({Call(100, "broadcast_", 1, 0)}).collectives().wait_offset_ns_size(), 0);
 }
 
 TEST(CollectiveCodec, AMalformedTableIsRefusedByName) {
@@ -88,6 +102,10 @@ TEST(CollectiveCodec, AMalformedTableIsRefusedByName) {
   frame = Encode({Call(100, "allreduce_", 1, 0)});
   frame.mutable_collectives()->set_op_index(0, 99);
   EXPECT_NE(internal::DecodeCollectives(frame, &rows).message().find("string index out of range"), std::string::npos);
+  frame = Encode({Waited(Call(100, "allreduce_", 1, 0), 200, 5)});
+  frame.mutable_collectives()->add_wait_dur_ns(1);
+  EXPECT_NE(internal::DecodeCollectives(frame, &rows).message().find("columns of different lengths"),
+            std::string::npos);
   frame = Encode({Call(100, "allreduce_", 1, 0)});
   frame.mutable_collectives()->set_thread_index(0, 5);
   EXPECT_NE(internal::DecodeCollectives(frame, &rows).message().find("thread_index out of range"), std::string::npos);
@@ -143,8 +161,11 @@ std::string MergedInReverse(const std::vector<RankCalls>& job) {
 // Rank 1 arrives 30 ns late at instances 1 and 2 (its clock is 1,000 ns behind: the offsets align
 // them), rank 0 is missing from instance 3, rank 0's bytes differ at 2, and a send is never matched.
 std::vector<RankCalls> Job() {
-  return {{0, 0, {Call(100, "allreduce_", 1, 0), Call(200, "allreduce_", 2, 0, 32), Call(250, "send", 9, 0)}},
-          {1, 1000, {Call(-870, "allreduce_", 1, 1), Call(-770, "allreduce_", 2, 1), Call(-700, "allreduce_", 3, 1)}}};
+  return {
+      {0,
+       0,
+       {Waited(Call(100, "allreduce_", 1, 0), 160, 30), Call(200, "allreduce_", 2, 0, 32), Call(250, "send", 9, 0)}},
+      {1, 1000, {Call(-870, "allreduce_", 1, 1), Call(-770, "allreduce_", 2, 1), Call(-700, "allreduce_", 3, 1)}}};
 }
 
 TEST(CollectiveMetrics, InstancesMatchAcrossRanksOnTheWallClock) {
@@ -156,11 +177,11 @@ TEST(CollectiveMetrics, InstancesMatchAcrossRanksOnTheWallClock) {
             std::string::npos)
       << json;
   // Rank 0 waits 30 ns at each of the two matched instances; rank 1 arrives last at both.
-  EXPECT_NE(json.find("\"rank\":0,\"pid\":100,\"calls\":3,\"instances_matched\":2,\"wait_ns\":60,"
+  EXPECT_NE(json.find("\"rank\":0,\"pid\":100,\"calls\":3,\"work_wait_ns\":30,\"instances_matched\":2,\"wait_ns\":60,"
                       "\"last_arrivals\":0,\"late_by_ns\":0"),
             std::string::npos)
       << json;
-  EXPECT_NE(json.find("\"rank\":1,\"pid\":101,\"calls\":3,\"instances_matched\":2,\"wait_ns\":0,"
+  EXPECT_NE(json.find("\"rank\":1,\"pid\":101,\"calls\":3,\"work_wait_ns\":0,\"instances_matched\":2,\"wait_ns\":0,"
                       "\"last_arrivals\":2,\"late_by_ns\":60"),
             std::string::npos)
       << json;
@@ -205,7 +226,8 @@ TEST(CollectiveMetrics, NcclKernelsLinkToTheirCallsAndMatchOnTheDevice) {
                       "\"device_wait_ns\":500,\"device_last_arrivals\":0"),
             std::string::npos)
       << json;
-  EXPECT_NE(json.find("\"calls\":5,\"bytes\":288,\"call_ns\":250,\"instances_matched\":2,\"wait_ns\":60,"
+  EXPECT_NE(json.find("\"calls\":5,\"bytes\":288,\"call_ns\":250,\"waits\":1,\"work_wait_ns\":30,"
+                      "\"instances_matched\":2,\"wait_ns\":60,"
                       "\"kernels\":6,\"device_ns\":1610,\"instances_matched_on_device\":2,\"device_wait_ns\":500"),
             std::string::npos)
       << json;
