@@ -156,11 +156,17 @@ def add_annotations(frame, rows) -> None:
 
 def add_collectives(frame, rows) -> None:
     """Fills ``frame.collectives`` from ``(start_ns, call_dur_ns, op, group, group_size, group_rank,
-    sequence, bytes, tid)`` rows (dtype float32, async)."""
+    sequence, bytes, tid)`` rows (dtype float32, async), each maybe followed by its Work.wait()'s
+    ``wait_offset_ns, wait_dur_ns``."""
     rows = sorted(rows)
     table = frame.collectives
     set_starts(table, (r[0] for r in rows))
-    for _, dur, op, group, size, group_rank, sequence, nbytes, tid in rows:
+    waits = any(len(r) > 9 for r in rows)
+    for _, dur, op, group, size, group_rank, sequence, nbytes, tid, *wait in rows:
+        if waits:
+            offset, wait_dur = wait or (0, 0)
+            table.wait_offset_ns.append(offset)
+            table.wait_dur_ns.append(wait_dur)
         table.call_dur_ns.append(dur)
         table.op_index.append(string_index(frame, op))
         table.group_index.append(string_index(frame, group))

@@ -141,20 +141,38 @@ def _gpu_rows(a: dict[str, Any], b: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _collective_rows(a: dict[str, Any], b: dict[str, Any]) -> list[dict[str, Any]]:
-    """The wait in each op and group's matched instances, and each rank's wait for the others."""
+    """The wait in each op and group's matched instances, and each rank's wait for the others; where
+    either run has them, the same on the GPU (the NCCL kernels' starts) and the time in Work.wait()."""
 
-    def ops(summary: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    def ops(summary: dict[str, Any], what: str) -> dict[str, dict[str, Any]]:
         rows = summary.get("collectives", {}).get("ops", [])
-        return {f"{o['op']} (group {o['group']}) wait": o for o in rows if not o["point_to_point"]}
+        return {f"{o['op']} (group {o['group']}) {what}": o for o in rows if not o["point_to_point"]}
 
-    def ranks(summary: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    def ranks(summary: dict[str, Any], what: str) -> dict[str, dict[str, Any]]:
         rows = [r for r in summary.get("collectives", {}).get("ranks", []) if r["calls"]]
-        return dict(zip(_numbered([f"rank {r['rank']} wait" for r in rows]), rows))
+        return dict(zip(_numbered([f"rank {r['rank']} {what}" for r in rows]), rows))
 
-    return _by_change(
-        _compared(ops(a), ops(b), "wait_ns", ("calls", "instances_matched"))
-        + _compared(ranks(a), ranks(b), "wait_ns", ("calls", "last_arrivals"))
+    def either(key: str) -> bool:
+        return any(c.get(key) for s in (a, b) for c in s.get("collectives", {}).get("ops", []))
+
+    # (the rows' name, the key compared, the ops' and the ranks' extras, what either run needs for them)
+    readings = (
+        ("wait", "wait_ns", ("calls", "instances_matched"), ("calls", "last_arrivals"), ""),
+        (
+            "GPU wait",
+            "device_wait_ns",
+            ("instances_matched_on_device",),
+            ("device_last_arrivals",),
+            "kernels",
+        ),
+        ("Work.wait", "work_wait_ns", ("waits",), ("calls",), "waits"),
     )
+    rows = []
+    for what, key, op_extras, rank_extras, needs in readings:
+        if not needs or either(needs):
+            rows += _compared(ops(a, what), ops(b, what), key, op_extras)
+            rows += _compared(ranks(a, what), ranks(b, what), key, rank_extras)
+    return _by_change(rows)
 
 
 def _finding_rows(a: dict[str, Any], b: dict[str, Any]) -> list[dict[str, Any]]:

@@ -120,15 +120,17 @@ def test_the_slowed_phase_is_the_largest_change(runs: tuple[Path, Path]) -> None
     assert d["collectives"] == []  # one process: no process group
 
 
-def _collective_job(directory: Path, late_ms: int) -> dict[str, Any]:
-    """The summary of a two-rank job of three all-reduces where rank 1 arrives ``late_ms`` late."""
+def _collective_job(directory: Path, late_ms: int, wait_ms: int = 0) -> dict[str, Any]:
+    """The summary of a two-rank job of three all-reduces where rank 1 arrives ``late_ms`` late;
+    with ``wait_ms``, each call's Work.wait() takes that long, 1 ms after the call."""
     pb = st.pb()
+    wait = (1_000_000, wait_ms * 1_000_000) if wait_ms else ()
     for rank in (0, 1):
         frame = pb.Frame(sequence=0)
         st.add_collectives(
             frame,
             [
-                ((k * 10 + late_ms * rank) * 1_000_000, 50_000, "allreduce_", "0", 2, rank, k, 4096, 7)
+                ((k * 10 + late_ms * rank) * 1_000_000, 50_000, "allreduce_", "0", 2, rank, k, 4096, 7, *wait)
                 for k in (1, 2, 3)
             ],
         )
@@ -147,6 +149,16 @@ def test_collective_waits_compared_per_op_and_rank(tmp_path: Path) -> None:
         assert (rows[name]["a_ns"], rows[name]["b_ns"], rows[name]["change"]) == (6_000_000, 15_000_000, 1.5)
     assert rows["allreduce_ (group 0) wait"]["calls_b"] == 6
     assert rows["rank 1 wait"]["change_ns"] == 0 and rows["rank 1 wait"]["last_arrivals_b"] == 3
+
+
+def test_work_waits_compared_where_a_run_has_them(tmp_path: Path) -> None:
+    d = diff_summaries(_collective_job(tmp_path / "a", 2), _collective_job(tmp_path / "b", 2, wait_ms=4))
+    rows = {r["name"]: r for r in d["collectives"]}
+    assert {"allreduce_ (group 0) Work.wait", "rank 0 Work.wait", "rank 1 Work.wait"} <= set(rows)
+    op = rows["allreduce_ (group 0) Work.wait"]
+    assert (op["a_ns"], op["b_ns"], op["waits_a"], op["waits_b"]) == (0, 6 * 4_000_000, 0, 6)
+    assert rows["rank 1 Work.wait"]["b_ns"] == 3 * 4_000_000
+    assert not any("GPU wait" in name for name in rows)  # no NCCL kernel in either run
 
 
 def test_a_run_against_itself_shows_no_change(runs: tuple[Path, Path]) -> None:

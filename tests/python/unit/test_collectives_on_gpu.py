@@ -14,15 +14,16 @@ import synthetic_trace as st
 from smppy import analysis
 from smppy.cli import main
 from smppy.diagnose import diagnose
+from smppy.diff import diff_summaries
 
 MS = 1_000_000
 STEPS = 10
 NCCL_KERNEL = "ncclDevKernel_AllReduce_Sum_f32_RING_LL"
 
 
-def _rank_frame(rank: int) -> Any:
+def _rank_frame(rank: int, late_ms: int) -> Any:
     frame = st.pb().Frame(sequence=0)
-    host_arrival, compute_end = (10 * MS, 20 * MS) if rank == 0 else (5 * MS, 50 * MS)
+    host_arrival, compute_end = (10 * MS, 20 * MS) if rank == 0 else (5 * MS, (20 + late_ms) * MS)
     steps, calls, api, gpu = [], [], [], []
     for k in range(1, STEPS + 1):
         t = k * 100 * MS
@@ -51,14 +52,14 @@ def _rank_frame(rank: int) -> Any:
     return frame
 
 
-def _summary(directory: Path) -> dict[str, Any]:
+def _summary(directory: Path, late_ms: int = 30) -> dict[str, Any]:
+    """Rank 1's GPU reaches each all-reduce ``late_ms`` after rank 0's."""
     pb = st.pb()
     for rank in (0, 1):
         header = st.header(host="host-a", rank=rank, world_size=2, realtime_ns=1_700_000_000_000_000_000)
         header.pid = 10 + rank
-        st.write_trace(
-            directory / f"rank{rank}.smprof", header, [_rank_frame(rank)], pb.Footer(frames_written=1)
-        )
+        frames = [_rank_frame(rank, late_ms)]
+        st.write_trace(directory / f"rank{rank}.smprof", header, frames, pb.Footer(frames_written=1))
     return analysis.summarize(directory)
 
 
@@ -98,3 +99,13 @@ def test_the_summary_prints_the_waits_on_the_gpu(tmp_path: Path, capsys: Any) ->
     on_gpu = out.split("on the GPU (")[1].splitlines()
     rank1 = next(line for line in on_gpu if "rank 1" in line)
     assert "10 of 10" in rank1  # it arrived last on the GPU at every instance
+
+
+def test_diff_compares_the_waits_on_the_gpu(tmp_path: Path) -> None:
+    d = diff_summaries(_summary(tmp_path / "a"), _summary(tmp_path / "b", late_ms=10))
+    rows = {r["name"]: r for r in d["collectives"]}
+    op = rows["allreduce_ (group 0) GPU wait"]
+    assert (op["a_ns"], op["b_ns"]) == (STEPS * 30 * MS, STEPS * 10 * MS)
+    assert op["instances_matched_on_device_b"] == STEPS
+    assert rows["rank 0 GPU wait"]["change_ns"] == -STEPS * 20 * MS
+    assert rows["rank 1 GPU wait"]["device_last_arrivals_a"] == STEPS
