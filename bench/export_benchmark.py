@@ -17,7 +17,8 @@ with ``jobs=1`` (the baseline: one process) and ``jobs=2`` (two worker processes
 parent assembling), interleaved, 3 runs (1 with ``--quick``): median wall seconds, the speedup over the
 baseline of the same run, CPU seconds (the child and its workers) and the peak RSS of the largest
 process. Every ``jobs=2`` file is compared with its ``jobs=1`` file byte for byte (the run fails on a
-difference).
+difference). Then the Chrome export's first pass over the ranks' collectives (which it reads before the
+walk, for the flows across ranks) alone, as a share of the jobs=1 Chrome export.
 """
 
 from __future__ import annotations
@@ -49,6 +50,12 @@ VARIANTS = (
     ("perfetto", "trace.perfetto-trace.gz"),
 )
 IMPORT_ONLY = "import smppy.export"
+# The Chrome export's pass over the collectives before the walk (collective_chains.h), alone.
+CHAINS = (
+    "import glob, sys, time; from smppy import _smppy; "
+    "streams, _ = _smppy.job_streams(sorted(glob.glob(sys.argv[1] + '/*.smprof'))); "
+    "start = time.perf_counter(); _smppy.timeline_collective_chains(streams); print(time.perf_counter() - start)"
+)
 
 
 def frame_of(sequence: int, first_row: int, rows: int):
@@ -146,6 +153,7 @@ def compare_workers(quick: bool) -> None:
         print(f"{ranks} ranks x {per_rank:,} events, {repeat} run(s), interleaved")
         print("| output | jobs | seconds (median) | speedup | CPU s | peak RSS MiB |")
         print("| --- | ---: | ---: | ---: | ---: | ---: |")
+        chrome_seconds = 0.0
         for fmt, name in VARIANTS:
             seconds: dict[int, list[float]] = {1: [], 2: []}
             cpu: dict[int, list[float]] = {1: [], 2: []}
@@ -160,12 +168,19 @@ def compare_workers(quick: bool) -> None:
                 if not filecmp.cmp(Path(tmp) / f"1-{name}", Path(tmp) / f"2-{name}", shallow=False):
                     raise SystemExit(f"{name}: the jobs=2 file differs from the jobs=1 file")
             baseline = statistics.median(seconds[1])
+            if name == "trace.json":
+                chrome_seconds = baseline
             for jobs in seconds:
                 median = statistics.median(seconds[jobs])
                 print(
                     f"| {name} | {jobs} | {median:.2f} | {baseline / median:.2f}x |"
                     f" {statistics.median(cpu[jobs]):.2f} | {rss[jobs] / 2**20:.0f} |"
                 )
+        chains = statistics.median(float(run_child(CHAINS, str(job))[2]) for _ in range(repeat))
+        print(
+            f"the collectives' pass of the Chrome export alone: {chains:.2f} s, "
+            f"{chains / chrome_seconds:.2f}x the jobs=1 trace.json export"
+        )
 
 
 def main() -> None:

@@ -1,12 +1,14 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "analysis/job/job_reader.h"
+#include "analysis/timeline/collective_chains.h"
 #include "analysis/timeline/step_window.h"
 #include "analysis/timeline/timeline_export.h"
 #include "bindings/job_stream.h"
@@ -132,12 +134,30 @@ std::pair<std::optional<std::int64_t>, std::optional<std::int64_t>> TimelineWind
           bound(options.window_end_wall_ns, unbounded.window_end_wall_ns)};
 }
 
+py::bytes TimelineCollectiveChains(const std::vector<JobStream>& job_streams, const std::vector<int>& ranks,
+                                   std::optional<std::int64_t> start_wall_ns, std::optional<std::int64_t> end_wall_ns) {
+  const TimelineOptions options = OptionsFrom(ranks, start_wall_ns, end_wall_ns, 1);
+  const auto streams = StreamsOf(job_streams);
+  std::string bytes;
+  {
+    py::gil_scoped_release release;
+    const TimelinePlan plan = smprof::analysis::PlanTimeline(streams, ranks);
+    bytes = smprof::analysis::CollectiveChains::Read(plan, options).Serialize();
+  }
+  return py::bytes(bytes);
+}
+
 py::dict ExportTimelinePart(const std::vector<JobStream>& job_streams, std::size_t first_group, std::size_t end_group,
                             const std::string& part_path, const std::string& format, bool gzip,
                             const std::vector<int>& ranks, std::optional<std::int64_t> start_wall_ns,
-                            std::optional<std::int64_t> end_wall_ns, int gpu_utilization_max_buckets) {
+                            std::optional<std::int64_t> end_wall_ns, int gpu_utilization_max_buckets,
+                            std::optional<py::bytes> collective_chains) {
   const TimelineFormat timeline_format = FormatNamed(format);
-  const TimelineOptions options = OptionsFrom(ranks, start_wall_ns, end_wall_ns, gpu_utilization_max_buckets);
+  TimelineOptions options = OptionsFrom(ranks, start_wall_ns, end_wall_ns, gpu_utilization_max_buckets);
+  if (collective_chains) {
+    options.collective_chains = std::make_shared<const smprof::analysis::CollectiveChains>(
+        smprof::analysis::CollectiveChains::Parse(std::string(*collective_chains)));
+  }
   const auto streams = StreamsOf(job_streams);
   TimelineStats stats;
   smprof::Status status;
@@ -204,9 +224,16 @@ void BindExport(py::module_& m) {
   m.def("export_timeline_part", &ExportTimelinePart, py::arg("streams"), py::arg("first_group"), py::arg("end_group"),
         py::arg("part_path"), py::arg("format"), py::arg("gzip") = false, py::arg("ranks") = std::vector<int>{},
         py::arg("start_wall_ns") = std::nullopt, py::arg("end_wall_ns") = std::nullopt,
-        py::arg("gpu_utilization_max_buckets") = 10'000,
+        py::arg("gpu_utilization_max_buckets") = 10'000, py::arg("collective_chains") = std::nullopt,
         "Writes the rank processes [first_group, end_group) of the timeline of `streams` (every stream of the "
-        "job) to `part_path` (and `part_path`.machine) for assemble_timeline; returns what went in.");
+        "job) to `part_path` (and `part_path`.machine) for assemble_timeline; returns what went in. "
+        "`collective_chains`: timeline_collective_chains' bytes, for a Chrome export's collective flows.");
+  m.def("timeline_collective_chains", &TimelineCollectiveChains, py::arg("streams"),
+        py::arg("ranks") = std::vector<int>{}, py::arg("start_wall_ns") = std::nullopt,
+        py::arg("end_wall_ns") = std::nullopt,
+        "Each collective instance's first and last arriving rank process in the timeline of `streams` "
+        "(job_streams) inside the window, as bytes for export_timeline_part: what a one-process Chrome export "
+        "finds itself.");
   m.def("assemble_timeline", &AssembleTimeline, py::arg("streams"), py::arg("parts"), py::arg("path"),
         py::arg("format"), py::arg("gzip") = false, py::arg("ranks") = std::vector<int>{},
         "Writes the timeline of `streams` to `path` from `parts` (export_timeline_part's, every rank process in "

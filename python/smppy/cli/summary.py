@@ -40,8 +40,11 @@ def _print_collectives(c: dict[str, Any], top: int) -> None:
         "across ranks" + (f", {c['dropped']} dropped" if c["dropped"] else "") + "):"
     )
     gpu = c.get("kernels_linked", 0) > 0  # NCCL kernels linked to the calls
+    waits = any(o.get("waits") for o in c["ops"])  # Work.wait() recorded (Python waited on a call)
     table(
-        ["op", "group", "ranks", "calls", "bytes", "call time", "Work.wait", "wait", "skew p50", "skew max"]
+        ["op", "group", "ranks", "calls", "bytes", "call time"]
+        + (["Work.wait"] if waits else [])
+        + ["wait", "skew p50", "skew max"]
         + (["GPU time", "GPU wait"] if gpu else []),
         [
             [
@@ -51,7 +54,9 @@ def _print_collectives(c: dict[str, Any], top: int) -> None:
                 o["calls"],
                 _bytes(o["bytes"]),
                 ms(o["call_ns"]),
-                ms(o["work_wait_ns"]),
+            ]
+            + ([ms(o["work_wait_ns"])] if waits else [])
+            + [
                 ms(o["wait_ns"]),
                 ms(o["skew"]["p50_ns"]),
                 ms(o["skew"]["max_ns"]),
@@ -61,16 +66,16 @@ def _print_collectives(c: dict[str, Any], top: int) -> None:
         ],
     )
     print(
-        "  per rank (Work.wait: blocked in the calls' Work.wait(); wait: from its arrival to the last "
-        "rank's, over the matched instances):"
+        "  per rank ("
+        + ("Work.wait: blocked in the calls' Work.wait(); " if waits else "")
+        + "wait: from its arrival to the last rank's, over the matched instances):"
     )
     table(
-        ["process", "calls", "Work.wait", "wait", "arrived last", "late by (mean)"],
+        ["process", "calls"] + (["Work.wait"] if waits else []) + ["wait", "arrived last", "late by (mean)"],
         [
-            [
-                f"{r['host']} rank {r['rank']} pid {r['pid']}",
-                r["calls"],
-                ms(r["work_wait_ns"]),
+            [f"{r['host']} rank {r['rank']} pid {r['pid']}", r["calls"]]
+            + ([ms(r["work_wait_ns"])] if waits else [])
+            + [
                 ms(r["wait_ns"]),
                 f"{r['last_arrivals']} of {r['instances_matched']}",
                 ms(r["late_by_ns"] / r["last_arrivals"]) if r["last_arrivals"] else "-",

@@ -52,6 +52,10 @@ def export_on_workers(
         "end_wall_ns": end_ns,
         "gpu_utilization_max_buckets": options["gpu_utilization_max_buckets"],
     }
+    if format == "chrome":  # the collectives' flows: each instance's first and last rank, found once here
+        part_options["collective_chains"] = _smppy.timeline_collective_chains(
+            streams, options["ranks"], start_ns, end_ns
+        )
     runs = [(run[0].index, run[-1].index + 1) for run in task_groups(groups, worker_count(jobs))]
     # The parts go beside the output: as much room as it needs, and no copy across file systems.
     with tempfile.TemporaryDirectory(prefix=".smprof-export-", dir=Path(output).parent) as part_dir:

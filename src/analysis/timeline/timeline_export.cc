@@ -3,11 +3,13 @@
 #include <cstdio>
 #include <deque>
 #include <map>
+#include <memory>
 #include <set>
 #include <string_view>
 #include <utility>
 
 #include "analysis/job/job_reader.h"
+#include "analysis/timeline/collective_chains.h"
 #include "analysis/timeline/machine_counter_log.h"
 #include "analysis/timeline/step_window.h"
 
@@ -111,6 +113,9 @@ Status ExportTimeline(TimelineFormat format, const TimelineOptions& options, con
   const TimelinePlan plan = PlanTimeline(job.streams(), options.ranks);
   TimelineOptions windowed = options;
   if (Status s = ApplyStepWindow(plan, &windowed, &stats->no_step); !s.ok()) return s;
+  if (format == TimelineFormat::kChrome && plan.groups.size() > 1 && !windowed.collective_chains) {
+    windowed.collective_chains = std::make_shared<const CollectiveChains>(CollectiveChains::Read(plan, windowed));
+  }
   std::unique_ptr<ExportOutput> out;
   if (Status s = ExportOutput::Open(path, gzip, &out); !s.ok()) return s;
   const std::string log_path = MachineCounterLogPath(path);

@@ -13,6 +13,7 @@
 #include "analysis/base/interval_union.h"
 #include "analysis/base/time_buckets.h"
 #include "analysis/job/job_reader.h"
+#include "analysis/timeline/collective_chains.h"
 #include "analysis/timeline/machine_counter_log.h"
 #include "trace/frame_codec.h"
 #include "trace/trace_reader.h"
@@ -197,6 +198,7 @@ void GroupWalker::WalkFrame(const trace::Frame& frame, std::int64_t offset, cons
     slice.dur_ns = row.call_dur_ns;
     slice.collective = &row;
     slice.flow_id = CollectiveFlowId(row.group, row.sequence);
+    if (options_.collective_chains) slice.chain_role = options_.collective_chains->RoleOf(slice.flow_id, process());
     sink_->OnSlice(slice);
     ++stats_->slices;
   }

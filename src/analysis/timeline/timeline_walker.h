@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -28,6 +29,8 @@
 #include "trace/gpu_codec.h"
 
 namespace smprof::analysis {
+
+class CollectiveChains;
 
 // Steps `first` to `last` (inclusive), numbered as the summary numbers them.
 struct StepRange {
@@ -59,6 +62,9 @@ struct TimelineOptions {
   // flow arrow, and GPU rows waiting to be merged into the utilization. What
   // arrives further out of order loses its arrow / counts only in part.
   std::size_t max_pending = 1u << 16;
+  // Each collective instance's first and last arriving rank process
+  // (collective_chains.h), for the Chrome export's flows; none: no chains.
+  std::shared_ptr<const CollectiveChains> collective_chains;
 };
 
 // The job as exported, announced before anything else.
@@ -88,6 +94,11 @@ struct TimelineTrack {
   std::string unit;             // kCounter: "percent", "bytes", "count", "ns"
 };
 
+// A collective slice's part in the chain of its instance across rank
+// processes: none (no chains, or one process only), begin (the first to
+// arrive), a step, end (the last).
+enum class ChainRole { kNone, kBegin, kStep, kEnd };
+
 struct TimelineSlice {
   const TimelineTrack* track = nullptr;
   std::string_view name;
@@ -100,6 +111,7 @@ struct TimelineSlice {
   // last); 0 if none.
   std::uint64_t flow_id = 0;
   const internal::CollectiveRow* collective = nullptr;  // a collective call, on its thread's track
+  ChainRole chain_role = ChainRole::kNone;              // with TimelineOptions::collective_chains
 };
 
 // The id of the arrow from a launch to its GPU work: the correlation id made

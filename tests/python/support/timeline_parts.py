@@ -22,6 +22,10 @@ def timelines_via_parts(files: list[str], format: str, gzip: bool, **options: An
         options["start_wall_ns"], options["end_wall_ns"] = _smppy.timeline_window(
             streams, ranks, options.get("start_wall_ns"), options.get("end_wall_ns"), steps, step_pattern
         )
+    if format == "chrome" and groups > 1:  # the collectives' flows, found once too
+        options["collective_chains"] = _smppy.timeline_collective_chains(
+            streams, ranks, options.get("start_wall_ns"), options.get("end_wall_ns")
+        )
     cuts = {
         "in one part": [(0, groups)],
         "a part per rank process": [(i, i + 1) for i in range(groups)],

@@ -272,3 +272,20 @@ def test_collectives_are_slices_chained_across_ranks_by_their_instance(tmp_path:
     # Kineto's names of record_param_comms, which HTA reads: 4096 B of float32 are 1024 elements.
     kineto = ("Collective name", "Process Group Name", "Group size", "In msg nelems")
     assert {tuple(e["args"][k] for k in kineto) for e in chrome_calls} == {("allreduce", "0", 2, 1024)}
+    # One flow per instance (flow v2 on the slices): begun by rank 0's call, the first to arrive,
+    # ended by rank 1's; the id is the Perfetto export's, as hex text.
+    pid_rank = {e["pid"]: e["args"]["name"] for e in events if e.get("name") == "process_name"}
+    by_id = defaultdict(dict)
+    for e in chrome_calls:
+        by_id[e["bind_id"]]["rank 1" if "rank 1" in pid_rank[e["pid"]] else "rank 0"] = e
+    assert {int(i, 16) for i in by_id} == set(flows)
+    for chain in by_id.values():
+        first, last = chain["rank 0"], chain["rank 1"]
+        assert (first.get("flow_out"), first.get("flow_in")) == (True, None)
+        assert (last.get("flow_out"), last.get("flow_in")) == (None, True)
+    # An export of one rank has no flow to draw: no rank to link to.
+    one = tmp_path / "rank0.json"
+    assert (
+        cli.main(["export", str(tmp_path / "job"), "--format", "chrome", "--ranks", "0", "-o", str(one)]) == 0
+    )
+    assert not [e for e in json.loads(one.read_text())["traceEvents"] if "bind_id" in e]
