@@ -53,8 +53,9 @@ IMPORT_ONLY = "import smppy.export"
 # The Chrome export's pass over the collectives before the walk (collective_chains.h), alone.
 CHAINS = (
     "import glob, sys, time; from smppy import _smppy; "
-    "streams, _ = _smppy.job_streams(sorted(glob.glob(sys.argv[1] + '/*.smprof'))); "
-    "start = time.perf_counter(); _smppy.timeline_collective_chains(streams); print(time.perf_counter() - start)"
+    "files = sorted(glob.glob(sys.argv[1] + '/*.smprof')); streams, _ = _smppy.job_streams(files); "
+    "start = time.perf_counter(); _smppy.timeline_collective_chains(streams); "
+    "print(time.perf_counter() - start)"
 )
 
 
