@@ -5,15 +5,21 @@ from __future__ import annotations
 import collections.abc
 from smppy import annotate
 import typing
-__all__: list[str] = ['DEFAULT_DATA_WAIT_PATTERN', 'DEFAULT_MAX_PROFILED_STEPS', 'DEFAULT_STEP_PATTERN', 'NoStepError', 'ProcessStream', 'TraceFile', 'annotate', 'annotation_begin', 'annotation_end', 'assemble_timeline', 'clock_offset_ns', 'closed_files_overflow', 'config_env_name', 'config_keys', 'export_timeline', 'export_timeline_part', 'footer_in_tail', 'has_trace_magic', 'header_chunk_end', 'is_profiling', 'job_start_wall_ns', 'job_streams', 'job_streams_from_ends', 'last_session_stats', 'merge_partial_summaries', 'next_closed_file', 'partial_summary', 'read_stream_table_batches', 'read_table_batches', 'read_tables', 'record_clock_alignment', 'record_collective', 'resolve_config', 'start', 'stop', 'stop_at_end', 'summarize', 'summary_from_partial', 'table_schema', 'timeline_group_bytes', 'timeline_window', 'validate_config', 'version', 'watch_closed_files']
+__all__: list[str] = ['DEFAULT_DATA_WAIT_PATTERN', 'DEFAULT_MAX_PROFILED_STEPS', 'DEFAULT_STEP_PATTERN', 'NoStepError', 'ProcessStream', 'TraceFile', 'annotate', 'annotation_begin', 'annotation_end', 'assemble_timeline', 'clock_offset_ns', 'closed_files_overflow', 'config_env_name', 'config_keys', 'export_timeline', 'export_timeline_part', 'footer_in_tail', 'has_trace_magic', 'header_chunk_end', 'is_profiling', 'job_start_wall_ns', 'job_streams', 'job_streams_from_ends', 'last_session_stats', 'merge_partial_summaries', 'next_closed_file', 'partial_summary', 'read_stream_table_batches', 'read_table_batches', 'read_tables', 'record_clock_alignment', 'record_collective', 'resolve_config', 'start', 'stop', 'stop_at_end', 'summarize', 'summary_from_partial', 'table_schema', 'timeline_collective_chains', 'timeline_group_bytes', 'timeline_window', 'validate_config', 'version', 'watch_closed_files']
 class TraceFile:
     """
     One rank file, read frame by frame.
     """
-    def __init__(self, path: str) -> None:
-        ...
+    def __init__(self, path: str, follow: bool = False) -> None:
+        """
+        follow: the file is still being written; next_frame() returns None at its end (or at a chunk not yet whole) with `waiting` True, and a later call goes on from there.
+        """
     def next_frame(self) -> typing.Any:
         ...
+    def next_live_frame(self) -> typing.Any:
+        """
+        The next frame as smprof top reads it: annotations (start_ns, dur_ns, name), counters (ts_ns, value, name), and the union of its GPU work's intervals (gpu_start_ns, gpu_end_ns); None at the end.
+        """
     @property
     def footer(self) -> typing.Any:
         """
@@ -30,6 +36,11 @@ class TraceFile:
     @property
     def problem_offset(self) -> int:
         ...
+    @property
+    def waiting(self) -> bool:
+        """
+        Following: reading reached what is written so far (call next_frame() again later).
+        """
 class ProcessStream:
     """
     One process stream of a job (its files, as smprof groups them), for partial_summary; pickles to bytes.
@@ -123,9 +134,9 @@ def export_timeline(files: collections.abc.Sequence[str], path: str, format: str
     """
     Writes the timeline of the rank `files` to `path` as a Chrome JSON or Perfetto trace; returns what went in (counts, warnings, file size). `steps` (first, last) narrows the window to those steps of the selected ranks (`step_pattern`, default the summary's); NoStepError if none ran.
     """
-def export_timeline_part(streams: collections.abc.Sequence[ProcessStream], first_group: typing.SupportsInt | typing.SupportsIndex, end_group: typing.SupportsInt | typing.SupportsIndex, part_path: str, format: str, gzip: bool = False, ranks: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] = [], start_wall_ns: typing.SupportsInt | typing.SupportsIndex | None = None, end_wall_ns: typing.SupportsInt | typing.SupportsIndex | None = None, gpu_utilization_max_buckets: typing.SupportsInt | typing.SupportsIndex = 10000) -> dict:
+def export_timeline_part(streams: collections.abc.Sequence[ProcessStream], first_group: typing.SupportsInt | typing.SupportsIndex, end_group: typing.SupportsInt | typing.SupportsIndex, part_path: str, format: str, gzip: bool = False, ranks: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] = [], start_wall_ns: typing.SupportsInt | typing.SupportsIndex | None = None, end_wall_ns: typing.SupportsInt | typing.SupportsIndex | None = None, gpu_utilization_max_buckets: typing.SupportsInt | typing.SupportsIndex = 10000, collective_chains: bytes | None = None) -> dict:
     """
-    Writes the rank processes [first_group, end_group) of the timeline of `streams` (every stream of the job) to `part_path` (and `part_path`.machine) for assemble_timeline; returns what went in.
+    Writes the rank processes [first_group, end_group) of the timeline of `streams` (every stream of the job) to `part_path` (and `part_path`.machine) for assemble_timeline; returns what went in. `collective_chains`: timeline_collective_chains' bytes, for a Chrome export's collective flows.
     """
 def footer_in_tail(start: bytes, tail: bytes) -> bool:
     """
@@ -220,6 +231,10 @@ def summary_from_partial(partial: str, warnings: collections.abc.Sequence[str]) 
 def table_schema() -> dict:
     """
     {table: [(column, 'int64' | 'float64' | 'string')]}: the columns of read_tables, in order.
+    """
+def timeline_collective_chains(streams: collections.abc.Sequence[ProcessStream], ranks: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] = [], start_wall_ns: typing.SupportsInt | typing.SupportsIndex | None = None, end_wall_ns: typing.SupportsInt | typing.SupportsIndex | None = None) -> bytes:
+    """
+    Each collective instance's first and last arriving rank process in the timeline of `streams` (job_streams) inside the window, as bytes for export_timeline_part: what a one-process Chrome export finds itself.
     """
 def timeline_group_bytes(streams: collections.abc.Sequence[ProcessStream], ranks: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] = []) -> list[int]:
     """

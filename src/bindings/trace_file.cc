@@ -1,7 +1,10 @@
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <memory>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "bindings/gpu_frame_dict.h"
 #include "bindings/module_parts.h"
@@ -9,6 +12,8 @@
 #include "trace/collective_codec.h"
 #include "trace/file_format.h"
 #include "trace/frame_codec.h"
+#include "trace/frame_rows.h"
+#include "trace/gpu_codec.h"
 #include "trace/trace_reader.h"
 
 namespace py = pybind11;
@@ -253,10 +258,62 @@ py::dict FrameDict(const smprof::trace::Frame& frame) {
   return out;
 }
 
+// What `smprof top` reads of a frame (smppy/analysis/live.py): its annotations
+// (start_ns, dur_ns, name), its counters (ts_ns, value, name), and its GPU
+// work (kernels, copies, sets) as the union of their intervals (gpu_start_ns,
+// gpu_end_ns): a fraction of FrameDict's objects for a frame of many kernels.
+py::dict LiveFrameDict(const smprof::internal::FrameRows& frame) {
+  for (const smprof::Status* s : {&frame.annotations_status, &frame.counters_status, &frame.gpu_status}) {
+    if (!s->ok()) throw std::runtime_error(s->message());
+  }
+  const auto& rows = frame.annotations;
+  py::list start(rows.size()), dur(rows.size()), name(rows.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    start[i] = py::int_(rows[i].start_ns);
+    dur[i] = py::int_(rows[i].dur_ns);
+    name[i] = Text(rows[i].name);
+  }
+  const auto& samples = frame.counters;
+  py::list counter_ts(samples.size()), counter_value(samples.size()), counter_name(samples.size());
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    counter_ts[i] = py::int_(samples[i].ts_ns);
+    counter_value[i] = py::float_(samples[i].value);
+    counter_name[i] = Text(samples[i].name);
+  }
+  std::vector<std::pair<std::int64_t, std::int64_t>> spans;
+  for (const auto& a : frame.gpu) {
+    if (a.kind == smprof::trace::GPU_KIND_KERNEL || a.kind == smprof::trace::GPU_KIND_MEMCPY ||
+        a.kind == smprof::trace::GPU_KIND_MEMSET) {
+      spans.emplace_back(a.start_ns, a.start_ns + a.dur_ns);
+    }
+  }
+  std::sort(spans.begin(), spans.end());
+  py::list gpu_start, gpu_end;
+  for (std::size_t i = 0; i < spans.size();) {
+    auto [lo, hi] = spans[i];
+    for (++i; i < spans.size() && spans[i].first <= hi; ++i) hi = std::max(hi, spans[i].second);
+    gpu_start.append(py::int_(lo));
+    gpu_end.append(py::int_(hi));
+  }
+  py::dict annotations, counters, out;
+  annotations["start_ns"] = start;
+  annotations["dur_ns"] = dur;
+  annotations["name"] = name;
+  counters["ts_ns"] = counter_ts;
+  counters["value"] = counter_value;
+  counters["name"] = counter_name;
+  out["annotations"] = annotations;
+  out["counters"] = counters;
+  out["gpu_start_ns"] = gpu_start;
+  out["gpu_end_ns"] = gpu_end;
+  return out;
+}
+
 class TraceFile {
  public:
-  explicit TraceFile(const std::string& path) {
+  TraceFile(const std::string& path, bool follow) {
     if (smprof::Status s = TraceReader::Open(path, &reader_); !s.ok()) throw py::value_error(s.message());
+    reader_->set_follow(follow);
   }
   py::dict header() const { return HeaderDict(reader_->header()); }
   // The next frame as a dict, or None when reading has ended. A frame whose
@@ -264,17 +321,13 @@ class TraceFile {
   // the C++ analyses skip it; problem() names the first such frame.
   py::object next_frame() {
     smprof::trace::Frame frame;
-    while (reader_->NextFrame(&frame)) {
-      try {
-        return FrameDict(frame);
-      } catch (const std::runtime_error& e) {
-        if (decode_problem_.empty()) {
-          decode_problem_ =
-              "corrupt: frame " + std::to_string(frame.sequence()) + " does not decode (" + e.what() + "); skipped";
-        }
-      }
-    }
-    return py::none();
+    return NextDict(
+        &frame, [](const smprof::trace::Frame& f) { return f.sequence(); }, FrameDict);
+  }
+  // The same, as LiveFrameDict (what `smprof top` reads), by the fast decoder.
+  py::object next_live_frame() {
+    return NextDict(
+        &rows_, [](const smprof::internal::FrameRows& f) { return f.sequence; }, LiveFrameDict);
   }
   py::object footer() const { return reader_->has_footer() ? py::object(FooterDict(reader_->footer())) : py::none(); }
   // The reader's problem and a frame that did not decode, whichever there are.
@@ -284,9 +337,28 @@ class TraceFile {
     return Text(read.empty() ? decode_problem_ : decode_problem_.empty() ? read : decode_problem_ + "; " + read);
   }
   std::uint64_t problem_offset() const { return reader_->problem_offset(); }
+  bool waiting() const { return reader_->waiting(); }
 
  private:
+  // The next frame read into `frame` and made a dict by `to_dict`; a frame
+  // that does not decode is skipped and noted (problem()).
+  template <typename Frame, typename Sequence, typename ToDict>
+  py::object NextDict(Frame* frame, const Sequence& sequence, const ToDict& to_dict) {
+    while (reader_->NextFrame(frame)) {
+      try {
+        return to_dict(*frame);
+      } catch (const std::runtime_error& e) {
+        if (decode_problem_.empty()) {
+          decode_problem_ =
+              "corrupt: frame " + std::to_string(sequence(*frame)) + " does not decode (" + e.what() + "); skipped";
+        }
+      }
+    }
+    return py::none();
+  }
+
   std::unique_ptr<TraceReader> reader_;
+  smprof::internal::FrameRows rows_;  // next_live_frame's: points into the reader's buffer
   std::string decode_problem_;
 };
 
@@ -306,12 +378,19 @@ void BindTraceFile(py::module_& m) {
   m.def("has_trace_magic", &smprof::internal::HasTraceMagic, py::arg("path"),
         "True if the file starts like an smprof trace (its magic bytes), whatever its name.");
   py::class_<TraceFile>(m, "TraceFile", "One rank file, read frame by frame.")
-      .def(py::init<const std::string&>(), py::arg("path"))
+      .def(py::init<const std::string&, bool>(), py::arg("path"), py::arg("follow") = false,
+           "follow: the file is still being written; next_frame() returns None at its end (or at a chunk not "
+           "yet whole) with `waiting` True, and a later call goes on from there.")
       .def_property_readonly("header", &TraceFile::header)
       .def("next_frame", &TraceFile::next_frame)
+      .def("next_live_frame", &TraceFile::next_live_frame,
+           "The next frame as smprof top reads it: annotations (start_ns, dur_ns, name), counters (ts_ns, "
+           "value, name), and the union of its GPU work's intervals (gpu_start_ns, gpu_end_ns); None at the end.")
       .def_property_readonly("footer", &TraceFile::footer, "The footer, once reading reached it; else None.")
       .def_property_readonly("problem", &TraceFile::problem, "Why reading stopped early, or None.")
-      .def_property_readonly("problem_offset", &TraceFile::problem_offset);
+      .def_property_readonly("problem_offset", &TraceFile::problem_offset)
+      .def_property_readonly("waiting", &TraceFile::waiting,
+                             "Following: reading reached what is written so far (call next_frame() again later).");
 }
 
 }  // namespace smppy

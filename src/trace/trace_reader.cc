@@ -205,10 +205,21 @@ void TraceReader::CheckSequence(std::uint64_t offset, std::uint64_t sequence) {
   ++frames_;
 }
 
+TraceReader::ChunkResult TraceReader::WaitAt(std::uint64_t start) {
+  std::clearerr(file_);
+  if (::fseeko(file_, static_cast<off_t>(start), SEEK_SET) != 0) {
+    SetProblem(start, "truncated: cannot seek back to wait for the chunk");
+    return ChunkResult::kProblem;
+  }
+  offset_ = start;
+  return ChunkResult::kWaiting;
+}
+
 TraceReader::ChunkResult TraceReader::ReadChunk(std::string* tag) {
   const std::uint64_t start = offset_;
   unsigned char head[trace_format::kChunkHeaderBytes];
   const std::size_t got = std::fread(head, 1, sizeof(head), file_);
+  if (follow_ && !has_footer_ && got < sizeof(head)) return WaitAt(start);  // its end is not written yet
   if (got == 0) return ChunkResult::kEnd;
   if (got < sizeof(head)) {
     SetProblem(start, "truncated: incomplete chunk header");
@@ -225,6 +236,7 @@ TraceReader::ChunkResult TraceReader::ReadChunk(std::string* tag) {
   }
   // Never allocate more than the file holds: a damaged length is found before the buffer grows.
   std::uint64_t file_size = 0;
+  if (follow_ && FileSize(&file_size) && file_size < start + sizeof(head) + length) return WaitAt(start);
   if (!FileSize(&file_size) || file_size < start + sizeof(head) + length) {
     SetProblem(start, "truncated: incomplete chunk");
     return ChunkResult::kProblem;
@@ -236,6 +248,8 @@ TraceReader::ChunkResult TraceReader::ReadChunk(std::string* tag) {
   }
   offset_ += sizeof(head) + length;
   if (trace_format::Crc32(stored_.data(), length) != GetU32(head + 12)) {
+    // Following, the last chunk may still be being copied in: its checksum is checked again later.
+    if (follow_ && file_size == start + sizeof(head) + length) return WaitAt(start);
     SetProblem(start, "corrupt: checksum mismatch");
     return ChunkResult::kProblem;
   }
@@ -272,9 +286,14 @@ TraceReader::ChunkResult TraceReader::ReadChunk(std::string* tag) {
 
 bool TraceReader::NextFramePayload(std::uint64_t* start) {
   std::string tag;
+  waiting_ = false;
   while (!done_) {
     *start = offset_;
     const ChunkResult result = ReadChunk(&tag);
+    if (result == ChunkResult::kWaiting) {
+      waiting_ = true;
+      return false;
+    }
     if (result == ChunkResult::kEnd && !has_footer_) {
       SetProblem(*start, "truncated: no footer (the session was not stopped, or is still writing)");
     }

@@ -64,6 +64,12 @@ class TraceReader {
   // reader for this alone: it reads no frame afterwards.
   bool ReadFooterOnly();
 
+  // Follows a file still being written (`smprof top`): its end before a
+  // footer, or a last chunk not yet whole, is no problem; NextFrame returns
+  // false with waiting() true, and a later call goes on from that chunk.
+  void set_follow(bool follow) { follow_ = follow; }
+  bool waiting() const { return waiting_; }
+
   bool has_footer() const { return has_footer_; }
   const trace::Footer& footer() const { return footer_; }
 
@@ -83,9 +89,11 @@ class TraceReader {
   static Status Start(std::unique_ptr<TraceReader> reader, std::unique_ptr<TraceReader>* out);
   // The size of the file now (it may grow while being written).
   bool FileSize(std::uint64_t* size) const;
-  enum class ChunkResult { kOk, kEnd, kProblem };
-  // Reads one chunk; on kOk `tag` and `payload_` hold it, decoded.
+  enum class ChunkResult { kOk, kEnd, kProblem, kWaiting };
+  // Reads one chunk; on kOk `tag` and `payload_` hold it, decoded. Following,
+  // a chunk not yet whole at the end is kWaiting, the file left at its start.
   ChunkResult ReadChunk(std::string* tag);
+  ChunkResult WaitAt(std::uint64_t start);
   // Records the first problem and stops reading.
   void SetProblem(std::uint64_t offset, std::string message);
   // Records the first problem; reading goes on.
@@ -110,6 +118,8 @@ class TraceReader {
   std::uint64_t last_sequence_ = 0;
   bool has_footer_ = false;
   bool done_ = false;
+  bool follow_ = false;
+  bool waiting_ = false;
   std::string problem_;
   std::uint64_t problem_offset_ = 0;
 };

@@ -23,6 +23,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "smppy.cli.run",
     "smppy.cli.diagnose",
     "smppy.cli.diff",
+    "smppy.cli.top",
 )
 
 

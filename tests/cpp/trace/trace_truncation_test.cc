@@ -5,6 +5,8 @@
 // file has a footer and no problem. Damaged bytes give "corrupt", never a
 // crash, and the frames before the damage still read. Reading with
 // NextFrame(FrameRows*) (the wire walker) gives the same frames and problems.
+// A reader following a file as it grows (set_follow) gives each frame once,
+// as soon as its chunk is whole, and waits without a problem in between.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -19,6 +21,7 @@
 #include "support/temp_dir.h"
 #include "support/trace_file_contents.h"
 #include "trace/file_format.h"
+#include "trace/trace_reader.h"
 #include "trace/trace_writer.h"
 
 namespace smprof {
@@ -149,6 +152,38 @@ void CheckEveryPrefix(const std::string& full, const std::string& scratch) {
     }
   }
   EXPECT_EQ(previous_frames, whole.frames.size());
+}
+
+TEST(FollowedTrace, AFileGrowingByteByByteGivesEachFrameOnceAsItsChunkCompletes) {
+  TempDir dir;
+  const std::string full = WriteDirectTrace(dir.File("full.smprof"), 3, 6);
+  const std::vector<ChunkSpan> chunks = ParseChunks(full);
+  const TraceFileContents whole = ReadTraceFile(dir.File("full.smprof"));
+  const std::string path = dir.File("growing.smprof");
+  WriteBytes(path, full.substr(0, chunks.front().end));  // the header chunk, as the writer's first write
+  std::unique_ptr<internal::TraceReader> reader;
+  ASSERT_TRUE(internal::TraceReader::Open(path, &reader).ok());
+  reader->set_follow(true);
+  std::ofstream out(path, std::ios::binary | std::ios::app);
+  std::vector<std::string> frames;
+  for (std::size_t length = chunks.front().end; length <= full.size(); ++length) {
+    SCOPED_TRACE("grown to " + std::to_string(length) + " of " + std::to_string(full.size()) + " bytes");
+    if (length > chunks.front().end) {
+      out.write(&full[length - 1], 1);
+      out.flush();
+    }
+    trace::Frame frame;
+    while (reader->NextFrame(&frame)) frames.push_back(frame.SerializeAsString());
+    std::size_t complete = 0;
+    for (const ChunkSpan& chunk : chunks) complete += chunk.tag == "SMPF" && chunk.end <= length;
+    ASSERT_EQ(frames.size(), complete);
+    ASSERT_TRUE(reader->problem().empty()) << reader->problem();
+    if (length < full.size()) ASSERT_TRUE(reader->waiting());
+  }
+  EXPECT_FALSE(reader->waiting());
+  EXPECT_TRUE(reader->has_footer());
+  ASSERT_EQ(frames.size(), whole.frames.size());
+  for (std::size_t i = 0; i < frames.size(); ++i) EXPECT_EQ(frames[i], whole.frames[i].SerializeAsString());
 }
 
 class DirectTraceTruncation : public ::testing::TestWithParam<int> {};
